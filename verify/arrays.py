@@ -1,0 +1,36 @@
+"""The few matrix operations a stated formula needs, for sympy matrices and torch tensors alike.
+
+A paper's formula is written once (``inv(F.T @ F + eta * eye(K, F))``) and evaluated exactly
+on symbolic matrices or in floating point on tensors.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+import torch
+
+
+def inv(m: Any) -> Any:
+    """The inverse as printed in the paper (a solve against I for tensors)."""
+    if isinstance(m, sp.MatrixBase):
+        return m.inv()
+    eye_m = torch.eye(m.shape[-1], dtype=m.dtype, device=m.device).expand_as(m)
+    return torch.linalg.solve(m, eye_m)
+
+
+def eye(n: int, like: Any) -> Any:
+    if isinstance(like, sp.MatrixBase):
+        return sp.eye(n)
+    return torch.eye(n, dtype=like.dtype, device=like.device)
+
+
+def ones(n: int, like: Any) -> Any:
+    """The column of ones :math:`\\mathbf 1_n`."""
+    if isinstance(like, sp.MatrixBase):
+        return sp.ones(n, 1)
+    return torch.ones(n, 1, dtype=like.dtype, device=like.device)
+
+
+def transpose(m: Any) -> Any:
+    return m.T if isinstance(m, sp.MatrixBase) else m.transpose(-1, -2)

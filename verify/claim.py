@@ -1,0 +1,94 @@
+"""A claim: a declarative record (what the paper says, how we read it) plus one check."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from verify.evidence import Evidence
+    from verify.run import Run
+
+FIDELITIES = ("quick", "full")
+KINDS = ("definition", "equation", "lemma", "proposition", "theorem", "corollary", "remark",
+         "experiment")
+
+
+class SkipClaim(Exception):
+    """Raised by a check that cannot run here (e.g. it needs CUDA); the message says why."""
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A machine-checked predicate on the parameters, so a run can say inside/outside.
+
+    Assumptions about the data (rank, realisability) are recorded during the check with
+    :meth:`verify.run.Run.assume` instead, because they need the data.
+    """
+
+    name: str
+    description: str
+    holds: Callable[[Mapping[str, Any]], bool]
+
+
+@dataclass(frozen=True)
+class NegativeControl:
+    """A planted wrong variant of the claim: some of its stated forms replaced.
+
+    The same check runs with ``stated`` overridden; if that variant is not rejected, the
+    check cannot tell the paper's formula from a wrong one and the claim is inconclusive.
+    """
+
+    description: str
+    stated: Mapping[str, Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of one paper.
+
+    ``stated`` holds the paper's formulas as callables (the ``stated`` route); the check reads
+    them through ``run.stated[name]`` so the negative control can replace them.
+    """
+
+    id: str
+    paper: str
+    kind: str
+    title: str
+    source: str
+    statement: str
+    reading: str
+    parameters: Mapping[str, Mapping[str, Any]]
+    stated: Mapping[str, Callable[..., Any]]
+    check: Callable[[Run], Iterable[Evidence]]
+    control: NegativeControl
+    assumptions: tuple[Assumption, ...] = ()
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        missing = [f for f in FIDELITIES if f not in self.parameters]
+        if missing:
+            raise ValueError(f"{self.id}: parameters lack fidelities {missing}")
+        unknown = set(self.control.stated) - set(self.stated)
+        if unknown:
+            raise ValueError(f"{self.id}: the negative control replaces unknown stated forms "
+                             f"{sorted(unknown)}")
+        if not self.control.stated:
+            raise ValueError(f"{self.id}: the negative control must replace a stated form")
+
+    def describe(self) -> dict[str, Any]:
+        """The declarative part, for `list --json` and `show`."""
+        from verify.evidence import to_json_value
+
+        return {
+            "id": self.id, "aliases": list(self.aliases), "paper": self.paper,
+            "kind": self.kind, "title": self.title, "source": self.source,
+            "statement": self.statement, "reading": self.reading,
+            "assumptions": [{"name": a.name, "description": a.description}
+                            for a in self.assumptions],
+            "parameters": to_json_value(self.parameters),
+            "negative_control": self.control.description,
+        }

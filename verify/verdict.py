@@ -1,0 +1,48 @@
+"""Verdicts, computed from evidence; never set by hand."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+
+from verify.evidence import Evidence
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+def _names(items: Sequence[Evidence]) -> str:
+    return "; ".join(f"{e.quantity} [{e.route.value}]" for e in items)
+
+
+def verdict_from_evidence(evidence: Sequence[Evidence]) -> tuple[Verdict, str]:
+    """pass only when every item agrees; NaN/Inf anywhere gives inconclusive, never pass.
+
+    Order: no evidence -> inconclusive; any non-finite item -> inconclusive (a broken
+    simulation voids the comparison it took part in, and a failure beside it may be the same
+    breakage); any disagreeing item -> fail; any undecided item -> inconclusive; else pass.
+    """
+    if not evidence:
+        return Verdict.INCONCLUSIVE, "the check returned no evidence"
+    nonfinite = [e for e in evidence if not e.finite]
+    if nonfinite:
+        return Verdict.INCONCLUSIVE, f"non-finite values (NaN/Inf) in: {_names(nonfinite)}"
+    failed = [e for e in evidence if e.ok is False]
+    if failed:
+        return Verdict.FAIL, f"routes disagree beyond tolerance in: {_names(failed)}"
+    undecided = [e for e in evidence if e.ok is None]
+    if undecided:
+        return Verdict.INCONCLUSIVE, f"undecided: {_names(undecided)}"
+    return Verdict.PASS, f"all {len(evidence)} evidence items agree within tolerance"
+
+
+def apply_negative_control(verdict: Verdict, reason: str, rejected: bool) -> tuple[Verdict, str]:
+    """A pass whose planted wrong variant also passes shows a check with no power."""
+    if verdict is Verdict.PASS and not rejected:
+        return (Verdict.INCONCLUSIVE,
+                "the check has no power: its negative control was not rejected")
+    return verdict, reason
