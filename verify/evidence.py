@@ -227,7 +227,7 @@ def symbolic_identity(
                     if isinstance(stated, sp.MatrixBase) else stated - derived, timeout=timeout)
     discrepancy = {ZeroStatus.ZERO: 0.0, ZeroStatus.NONZERO: check.residual,
                    ZeroStatus.UNDECIDED: None}[check.status]
-    detail = f"{check.status.value} by {check.method} in {check.seconds:.2f} s"
+    detail = f"{check.status.value} by {check.method}"
     if check.witness:
         detail += f"; witness {check.witness}"
     return Evidence(

@@ -1,0 +1,114 @@
+"""The command line: exit codes, one-line usage errors, the results JSON and its schema."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.planted import gauss, gauss_off_by_one, make_claim, planted
+from verify.cli import main
+from verify.results import SCHEMA_VERSION
+
+CLAIM_FIELDS = {
+    "id", "aliases", "paper", "kind", "title", "source", "statement", "reading", "assumptions",
+    "parameters", "negative_control", "fidelity", "seed", "device", "dtype", "verdict",
+    "reason", "key_figure", "seconds", "inside_assumptions", "evidence", "derivations",
+    "figures", "error"}
+EVIDENCE_FIELDS = {"route", "quantity", "stated", "derived", "measured", "metric",
+                   "discrepancy", "comparisons", "tolerance", "tolerance_why", "parameters",
+                   "finite", "ok", "note"}
+RUN_FIELDS = {"fidelity", "device", "dtype", "seed", "precision_flags", "versions", "git",
+              "argv", "started", "finished"}
+
+
+def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "verify", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_unknown_id_exits_2_with_one_line(tmp_path):
+    proc = run_cli("check", "li2.nope", "--json", str(tmp_path / "r.json"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "li2.nope" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("args, names", [
+    (["check", "--fidelity", "fast"], "--fidelity"),
+    (["check", "--dtype", "float16"], "--dtype"),
+    (["check", "--seed", "-3"], "--seed"),
+    (["show", "zz.nothing"], "zz.nothing"),
+])
+def test_bad_values_exit_2_naming_the_parameter(capsys, args, names):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert names in err and "\n" not in err
+
+
+def test_bad_input_keeps_earlier_results(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    out.write_text('{"earlier": true}')
+    assert main(["check", "li2.eq2", "--seed", "x", "--json", str(out)]) == 2
+    assert json.loads(out.read_text()) == {"earlier": True}
+
+
+def test_cuda_without_cuda_is_a_usage_error(capsys):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert main(["check", "li2.eq2", "--device", "cuda"]) == 2
+    assert "cuda" in capsys.readouterr().err
+
+
+def test_strict_exits_1_when_a_claim_is_not_pass(tmp_path, capsys):
+    with planted(make_claim("test.false", stated=gauss_off_by_one, control=gauss)):
+        assert main(["check", "test.false", "--json", str(tmp_path / "a.json")]) == 0
+        assert main(["check", "test.false", "--strict", "--json", str(tmp_path / "b.json")]) == 1
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("test.false") and "fail" in line
+
+
+def test_list_and_show(capsys):
+    assert main(["list", "--json"]) == 0
+    ids = {c["id"] for c in json.loads(capsys.readouterr().out)}
+    assert "li2.eq2" in ids
+    assert main(["show", "li2.d0"]) == 0
+    assert "statement" in capsys.readouterr().out
+
+
+def test_check_writes_json_with_every_field(tmp_path):
+    out = tmp_path / "results.json"
+    proc = run_cli("check", "li2.eq2", "--seed", "3", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # progress is quiet when stderr is not a terminal
+    line = proc.stdout.strip().splitlines()[0]
+    assert line.split()[:2] == ["li2.eq2", "pass"]
+    record = json.loads(out.read_text())
+    assert record["schema_version"] == SCHEMA_VERSION
+    assert RUN_FIELDS <= set(record["run"])
+    assert record["run"]["seed"] == 3 and record["run"]["dtype"] == "float64"
+    assert record["run"]["precision_flags"]["cuda_matmul_allow_tf32"] is False
+    assert record["summary"]["pass"] == 1
+    (claim,) = record["claims"]
+    assert CLAIM_FIELDS <= set(claim)
+    assert claim["evidence"] and all(EVIDENCE_FIELDS <= set(e) for e in claim["evidence"])
+    assert claim["negative_control"]["rejected"] is True
+    assert claim["derivations"][0]["steps"]
+
+
+def test_console_script_is_installed():
+    proc = subprocess.run(["theory-verify", "list"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "li2.eq2" in proc.stdout
+
+
+def test_internal_error_exits_3_with_one_line(monkeypatch, capsys):
+    import verify.cli
+
+    def broken():
+        raise RuntimeError("registry exploded")
+
+    monkeypatch.setattr(verify.cli.registry, "load_builtin_claims", broken)
+    assert main(["list"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert "internal error" in err and "\n" not in err
