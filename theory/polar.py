@@ -131,9 +131,8 @@ def derive_newton_schulz_sign(coefficients: Sequence[tuple[sp.Rational, sp.Ratio
         disc = b**2 - 4 * a * c
         ok = bool(a > 0 and c > 0 and disc < 0)
         preserving &= ok
-        d.step(f"step {k}: phi(x)/x = {a} + ({b}) t + {c} t^2; discriminant b^2 - 4ac "
-               f"{'< 0: no positive root' if ok else 'allows a sign change'}",
-               sp.Eq(sp.Symbol(f"Delta_{k}"), disc))
-        d.step(f"step {k}: phi(x)/x as a polynomial in t = x^2", a + b * t + c * t**2)
+        d.step(f"step {k}: phi(x)/x in t = x^2; b^2 - 4ac = {disc} "
+               f"{'< 0 with a, c > 0: positive for every x' if ok else 'allows a sign change'}",
+               a + b * t + c * t**2)
     d.result = preserving
     return d

@@ -34,3 +34,14 @@ def ones(n: int, like: Any) -> Any:
 
 def transpose(m: Any) -> Any:
     return m.T if isinstance(m, sp.MatrixBase) else m.transpose(-1, -2)
+
+
+def elementwise(f: Any, m: Any) -> Any:
+    """``f`` applied entry by entry (sympy matrix) or as a tensor function."""
+    return m.applyfunc(f) if isinstance(m, sp.MatrixBase) else f(m)
+
+
+def gate(d: Any, v: Any) -> Any:
+    r""":math:`\mathrm{diag}(d)\,v` for columns ``d``, ``v``: the entrywise product, without
+    forming the ``n x n`` diagonal matrix."""
+    return d.multiply_elementwise(v) if isinstance(d, sp.MatrixBase) else d * v

@@ -1,0 +1,174 @@
+r"""Polar factors, the nuclear norm and Newton-Schulz, batched over leading axes (Li2 Lemma 2).
+
+For :math:`G = U D V^\top` (compact SVD, :math:`D > 0`) the polar factor is
+:math:`\hat G = U V^\top`, with the convention :math:`\hat 0 = 0`. Three independent routes:
+
+* :func:`polar_svd`: from ``torch.linalg.svd``, keeping the numerically nonzero singular values;
+* :func:`polar_eigh`: :math:`G (G^\top G)^{-1/2}` (or :math:`(GG^\top)^{-1/2} G` for wide
+  :math:`G`) from a symmetric eigendecomposition; full rank only;
+* :func:`newton_schulz`: the author's five quintic Newton-Schulz steps (catalogue §6.4), an
+  approximation whose singular values are *not* all 1.
+
+:func:`singular_values_eigvalsh` and :func:`nuclear_norm` use the symmetric eigenvalues of the
+Jordan-Wielandt matrix :math:`\begin{pmatrix}0 & G\\ G^\top & 0\end{pmatrix}`, which are
+:math:`\pm d_i` (and zeros), so they share nothing with the SVD routine and, unlike the
+eigenvalues of :math:`G^\top G`, do not square the condition number.
+
+:func:`joint_energy` is Li2's :math:`\mathcal E_{\rm joint}(W) = \sum_j \mathcal E(\mathbf w_j)`
+(Eq. 7, Lemma 2) for :math:`\sigma(x) = x^2`.
+"""
+from __future__ import annotations
+
+import torch
+
+
+# (a, b, c) of the author's five quintic steps X <- aX + b(XX^T)X + c(XX^T)^2 X (§6.4).
+AUTHOR_NS_COEFFICIENTS: tuple[tuple[float, float, float], ...] = (
+    (4.01, -9.22, 5.80),
+    (3.49, -6.38, 3.23),
+    (3.34, -6.21, 3.20),
+    (3.64, -7.48, 4.43),
+    (3.46, -5.35, 2.85),
+)
+
+
+def _check_matrix(G: torch.Tensor) -> None:
+    if G.dim() < 2:
+        raise ValueError(f"G: needs at least 2 dimensions (..., m, n), got shape {tuple(G.shape)}")
+    if not G.is_floating_point():
+        raise ValueError(f"G: needs a real floating dtype, got {G.dtype}")
+
+
+def rank_tolerance(G: torch.Tensor) -> torch.Tensor:
+    r"""Singular values at or below :math:`\max(m, n)\,u\,d_{\max}` count as zero (the
+    threshold of ``numpy.linalg.matrix_rank``: the SVD's backward error is about this size)."""
+    m, n = G.shape[-2:]
+    d_max = torch.linalg.matrix_norm(G, ord=2)
+    return max(m, n) * torch.finfo(G.dtype).eps * d_max
+
+
+def polar_svd(G: torch.Tensor) -> torch.Tensor:
+    r""":math:`U_r V_r^\top` from the compact SVD, over the numerically nonzero singular values.
+
+    Dropping the zero singular values is what makes :math:`\hat G = 0 \iff G = 0`: a full SVD
+    of a rank-deficient :math:`G` has arbitrary singular vectors for them.
+    """
+    _check_matrix(G)
+    U, d, Vh = torch.linalg.svd(G, full_matrices=False)
+    keep = (d > rank_tolerance(G)[..., None]).to(G.dtype)
+    return (U * keep[..., None, :]) @ Vh
+
+
+def numerical_rank(G: torch.Tensor) -> torch.Tensor:
+    """Number of singular values above :func:`rank_tolerance` (integer tensor, batched)."""
+    _check_matrix(G)
+    d = torch.linalg.svdvals(G)
+    return (d > rank_tolerance(G)[..., None]).sum(-1)
+
+
+def polar_eigh(G: torch.Tensor) -> torch.Tensor:
+    r""":math:`G (G^\top G)^{-1/2}` (:math:`m \ge n`) or :math:`(GG^\top)^{-1/2} G`
+    (:math:`m < n`) from ``torch.linalg.eigh``; the error grows like :math:`\kappa(G)^2 u`.
+
+    Raises ``ValueError`` if some matrix of the batch is not of full rank :math:`\min(m,n)`.
+    """
+    _check_matrix(G)
+    m, n = G.shape[-2:]
+    wide = m < n
+    gram = G @ G.mT if wide else G.mT @ G
+    w, Q = torch.linalg.eigh(gram)
+    # The Gram matrix's eigenvalues carry absolute errors ~ size * u * w_max.
+    floor = max(m, n) * torch.finfo(G.dtype).eps * w[..., -1:].clamp_min(0)
+    if not bool(torch.all(w > floor)):
+        raise ValueError("G: polar_eigh needs full rank min(m, n) in every batch entry; "
+                         "use polar_svd for rank-deficient G")
+    inv_sqrt = (Q * w.rsqrt()[..., None, :]) @ Q.mT
+    return inv_sqrt @ G if wide else G @ inv_sqrt
+
+
+def singular_values_eigvalsh(G: torch.Tensor) -> torch.Tensor:
+    r"""The :math:`\min(m, n)` singular values, descending, as the largest eigenvalues of
+    :math:`\begin{pmatrix}0 & G\\ G^\top & 0\end{pmatrix}` (spectrum :math:`\pm d_i` and
+    :math:`|m - n|` zeros). Absolute error :math:`\approx u\,\|G\|_2` per value."""
+    _check_matrix(G)
+    m, n = G.shape[-2:]
+    k = min(m, n)
+    zeros_m = G.new_zeros(*G.shape[:-2], m, m)
+    zeros_n = G.new_zeros(*G.shape[:-2], n, n)
+    jordan_wielandt = torch.cat([torch.cat([zeros_m, G], -1), torch.cat([G.mT, zeros_n], -1)],
+                                -2)
+    return torch.linalg.eigvalsh(jordan_wielandt)[..., -k:].flip(-1)
+
+
+def nuclear_norm(G: torch.Tensor) -> torch.Tensor:
+    r""":math:`\|G\|_\ast = \sum_i d_i` from :func:`singular_values_eigvalsh` (no SVD)."""
+    return singular_values_eigvalsh(G).sum(-1)
+
+
+def frobenius_inner(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    r""":math:`\langle A, B\rangle_F = \sum_{ij} A_{ij}B_{ij}`, batched."""
+    return (A * B).sum((-2, -1))
+
+
+def newton_schulz(G: torch.Tensor,
+                  coefficients: tuple[tuple[float, float, float], ...] = AUTHOR_NS_COEFFICIENTS
+                  ) -> torch.Tensor:
+    r"""Approximate polar factor: :math:`X_0 = G/\|G\|_F`, then for each :math:`(a, b, c)`
+
+    .. math:: X \leftarrow aX + b\,(XX^\top)X + c\,(XX^\top)^2 X .
+
+    Each step maps a singular value :math:`x` to :math:`ax + bx^3 + cx^5` and keeps the
+    singular vectors, so :math:`\mathrm{NS}(G) = U\,p(D/\|G\|_F)\,V^\top`. A tall :math:`G` is
+    transposed first so that :math:`XX^\top` is the smaller Gram matrix (same result in exact
+    arithmetic). :math:`\mathrm{NS}(0) = 0`.
+    """
+    _check_matrix(G)
+    if not coefficients:
+        raise ValueError("coefficients: at least one (a, b, c) step is needed")
+    tall = G.shape[-2] > G.shape[-1]
+    X = G.mT if tall else G
+    norm = torch.linalg.matrix_norm(X)[..., None, None]
+    X = torch.where(norm > 0, X / torch.where(norm > 0, norm, 1), 0)
+    for a, b, c in coefficients:
+        A = X @ X.mT
+        X = a * X + (b * A + c * A @ A) @ X
+    return X.mT if tall else X
+
+
+def random_low_rank(batch: int, m: int, n: int, rank: int, generator: torch.Generator, *,
+                    device: torch.device | str = "cpu",
+                    dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    r"""``batch`` random ``m x n`` matrices of rank ``rank`` (almost surely): a standard
+    Gaussian matrix when ``rank = min(m, n)``, else :math:`AB` with Gaussian :math:`A`
+    (``m x rank``) and :math:`B` (``rank x n``); zeros when ``rank = 0``. Drawn in float64 on
+    the CPU from ``generator``, then moved."""
+    for label, value in (("batch", batch), ("m", m), ("n", n)):
+        if value < 1:
+            raise ValueError(f"{label}: {value} must be >= 1")
+    if not 0 <= rank <= min(m, n):
+        raise ValueError(f"rank: {rank} must lie in [0, min(m, n) = {min(m, n)}]")
+    if rank == min(m, n):
+        G = torch.randn(batch, m, n, generator=generator, dtype=torch.float64)
+    else:
+        A = torch.randn(batch, m, rank, generator=generator, dtype=torch.float64)
+        B = torch.randn(batch, rank, n, generator=generator, dtype=torch.float64)
+        G = A @ B
+    return G.to(device=device, dtype=dtype)
+
+
+def random_with_singular_values(singular_values: torch.Tensor, m: int, n: int, batch: int,
+                                generator: torch.Generator, *,
+                                device: torch.device | str = "cpu",
+                                dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    r""":math:`Q_1\,\mathrm{diag}(d)\,Q_2^\top` with Haar-like orthonormal :math:`Q_1`
+    (``m x k``), :math:`Q_2` (``n x k``) from QR of Gaussian draws, :math:`k` = ``len(d)``
+    :math:`\le \min(m, n)`: a batch of matrices with prescribed singular values (e.g. an
+    ill-conditioned spectrum)."""
+    k = singular_values.shape[-1]
+    if singular_values.dim() != 1 or not 1 <= k <= min(m, n):
+        raise ValueError(f"singular_values: needs a vector of length 1..min(m, n) = "
+                         f"{min(m, n)}, got shape {tuple(singular_values.shape)}")
+    q1, _ = torch.linalg.qr(torch.randn(batch, m, k, generator=generator, dtype=torch.float64))
+    q2, _ = torch.linalg.qr(torch.randn(batch, n, k, generator=generator, dtype=torch.float64))
+    G = (q1 * singular_values.to(torch.float64)) @ q2.mT
+    return G.to(device=device, dtype=dtype)
