@@ -38,14 +38,7 @@ SMOOTH = tuple(n for n in ACTIVATIONS if n != "relu")
 
 @pytest.fixture(scope="module")
 def quick_result():
-    # These tensors are tiny: torch's intra-op threads only add contention on a busy 2-core
-    # machine (tens of times slower), so the run uses one thread and restores the setting.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield run_claim(get("li2.thm1"))
-    finally:
-        torch.set_num_threads(threads)
+    return run_claim(get("li2.thm1"))
 
 
 def _problem(c, batch=3):

@@ -56,7 +56,8 @@ class ClaimResult:
 
     @property
     def inside_assumptions(self) -> bool:
-        return all(a.holds for a in self.assumptions)
+        """Whether every assumption of the claim's own setting held (probes excluded)."""
+        return all(a.holds for a in self.assumptions if not a.probe)
 
     def key_figure(self) -> dict[str, Any] | None:
         e = worst(self.evidence)

@@ -22,10 +22,11 @@ class AssumptionOutcome:
     holds: bool
     source: str  # "parameters" (declared predicate) or "data" (evaluated in the check)
     detail: str = ""
+    probe: bool = False  # a deliberate test beyond the assumptions, not the claim's setting
 
     def as_record(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "holds": self.holds,
-                "source": self.source, "detail": self.detail}
+                "source": self.source, "detail": self.detail, "probe": self.probe}
 
 
 @dataclass
@@ -71,8 +72,14 @@ class Run:
         """Record a measured figure that informs but does not decide the verdict."""
         self.figures[name] = to_json_value(value)
 
-    def assume(self, name: str, holds: bool, description: str = "", detail: str = "") -> bool:
-        """Record an assumption evaluated on the actual data; returns ``holds``."""
+    def assume(self, name: str, holds: bool, description: str = "", detail: str = "",
+               *, probe: bool = False) -> bool:
+        """Record an assumption evaluated on the actual data; returns ``holds``.
+
+        ``probe=True`` marks evidence that goes beyond the assumptions on purpose (e.g. K > n
+        where the paper assumes K < n): it is reported, but does not put the claim's own
+        setting "outside the assumptions".
+        """
         self.data_assumptions.append(
-            AssumptionOutcome(name, description or name, bool(holds), "data", detail))
+            AssumptionOutcome(name, description or name, bool(holds), "data", detail, probe))
         return bool(holds)

@@ -10,8 +10,7 @@ the sphere along the stated gradient, where :math:`\mathcal E` must not decrease
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import sympy as sp
 import torch
