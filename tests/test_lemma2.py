@@ -19,11 +19,9 @@ from numerics.polar import (
     numerical_rank,
     polar_eigh,
     polar_svd,
-    random_low_rank,
-    random_with_singular_values,
     singular_values_eigvalsh,
 )
-from numerics.random import make_generator
+from numerics.random import make_generator, random_low_rank, random_with_singular_values
 from theory.identity import ZeroStatus, is_zero
 from theory.polar import (
     derive_newton_schulz_sign,

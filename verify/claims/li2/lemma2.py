@@ -26,11 +26,14 @@ from numerics.polar import (
     newton_schulz,
     polar_eigh,
     polar_svd,
-    random_low_rank,
-    random_with_singular_values,
     singular_values_eigvalsh,
 )
-from numerics.random import make_generator, randn
+from numerics.random import (
+    make_generator,
+    randn,
+    random_low_rank,
+    random_with_singular_values,
+)
 from numerics.two_layer import one_hot_labels
 from theory.polar import (
     derive_newton_schulz_sign,
