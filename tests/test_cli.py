@@ -38,6 +38,7 @@ def test_unknown_id_exits_2_with_one_line(tmp_path):
     (["check", "--fidelity", "fast"], "--fidelity"),
     (["check", "--dtype", "float16"], "--dtype"),
     (["check", "--seed", "-3"], "--seed"),
+    (["check", "--threads", "0"], "--threads"),
     (["show", "zz.nothing"], "zz.nothing"),
 ])
 def test_bad_values_exit_2_naming_the_parameter(capsys, args, names):

@@ -40,6 +40,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _threads(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Check the claims of learning-dynamics papers.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -58,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p_check.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
     p_check.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
+    p_check.add_argument("--threads", type=_threads, default=None, metavar="N",
+                         help="torch intra-op CPU threads (default: torch's choice); quick "
+                              "fidelity's small tensors often run fastest with 1")
     p_check.add_argument("--json", dest="json_path", default="results.json", metavar="PATH",
                          help="where to write the results (default results.json)")
     p_check.add_argument("--strict", action="store_true",
@@ -113,6 +126,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     from verify.metadata import run_metadata
+
+    if args.threads is not None:
+        import torch
+        torch.set_num_threads(args.threads)
 
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     width = max(len(c.id) for c in claims)
