@@ -115,7 +115,10 @@ def write_json(record: dict[str, Any], path: str | os.PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, indent=2, allow_nan=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide results from co-workers
         with os.fdopen(fd, "w") as fh:
             fh.write(text + "\n")
         os.replace(tmp, path)
