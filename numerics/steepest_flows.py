@@ -1,0 +1,500 @@
+r"""Steepest flows on the diagonal reparameterisation :math:`x = \prod_{i=1}^L w_i` and the
+steepest mirror flow in :math:`x` (Never Saddle §3-§4), batched.
+
+* :class:`ProductFlow`: the parameter flow :math:`\dot w_i = -\psi_q(\partial_{w_i}F +
+  \alpha_c w_i) - \alpha_d w_i` with :math:`\psi_q(v) = \operatorname{sign}(v)|v|^{q-1}`,
+  many initialisations x exponents x depths in one tensor: factors are stacked as
+  ``(L_max, B, d)`` and a mask switches off the factors beyond each entry's depth (they stay
+  at 1 and do not move), ``q`` and the decay strengths are ``(B, 1)``.
+* :class:`MirrorFlow`: :math:`\dot x = -M(x)\,\mathrm{drive}(\nabla f(x), q)` for a given
+  inverse metric :math:`M` (:math:`= 1/\nabla^2R`); :class:`ProductInverseMetric` is the
+  metric of the product flow, :math:`M = P'(u)` with :math:`P(u) = \prod_i(u + c_i) = |x|^q`
+  (the form :func:`theory.reparam_balance.derive_product_metric` derives), solved for
+  :math:`u` by Newton's method.
+* Explicit integrators with known order: RK4 (4), Heun (2), Euler (1; one Euler step of the
+  :math:`q = 1` field with decoupled decay is one step of sign descent, i.e. AdamW with
+  :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`). :func:`observed_order` and
+  :func:`richardson_error` turn a step-halving ladder into a measured order and an error
+  estimate.
+
+For :math:`q < 2` the field is not Lipschitz where a gradient coordinate or a factor vanishes,
+and for :math:`q = 1` it is discontinuous there: a fixed-step scheme then chatters around the
+switching surface. :func:`sign_changes` counts that; nothing here smooths it away.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from numerics.errors import Diverged
+
+GradFn = Callable[[torch.Tensor], torch.Tensor]
+Field = Callable[[float, torch.Tensor], torch.Tensor]
+
+
+def check_exponent(q: torch.Tensor | float) -> None:
+    """Raise ``ValueError`` unless every ``q`` lies in [1, 2]."""
+    q_t = torch.as_tensor(q)
+    if not bool(((q_t >= 1) & (q_t <= 2)).all()):
+        raise ValueError(f"q: every exponent must lie in [1, 2], got {q_t.flatten().tolist()}")
+
+
+def odd_power(v: torch.Tensor, q: torch.Tensor | float) -> torch.Tensor:
+    r""":math:`\psi_q(v) = \operatorname{sign}(v)|v|^{q-1}` (:math:`\psi_1 = \operatorname{sign}`,
+    with :math:`\operatorname{sign}(0) = 0`; :math:`\psi_2(v) = v`)."""
+    return torch.sign(v) * v.abs() ** (q - 1)
+
+
+def exclusive_products(W: torch.Tensor) -> torch.Tensor:
+    r""":math:`\prod_{j\ne i} w_j` for each factor ``i`` along dim 0, without division (so a
+    zero factor is fine)."""
+    ones = torch.ones_like(W[:1])
+    prefix = torch.cat([ones, W[:-1].cumprod(0)])
+    suffix = torch.cat([W[1:].flip(0).cumprod(0).flip(0), ones])
+    return prefix * suffix
+
+
+def depth_mask(depths: torch.Tensor, L_max: int, *, dtype: torch.dtype = torch.float64,
+               device: torch.device | str = "cpu") -> torch.Tensor:
+    """``(L_max, B, 1)`` mask: 1 for the first ``depths[b]`` factors of entry ``b``, else 0."""
+    depths = torch.as_tensor(depths, device=device)
+    if bool((depths < 1).any()) or bool((depths > L_max).any()):
+        raise ValueError(f"depths: every depth must lie in [1, {L_max}], got {depths.tolist()}")
+    index = torch.arange(L_max, device=device)[:, None]
+    return (index < depths[None, :]).to(dtype)[..., None]
+
+
+def factors_from_balance(base: torch.Tensor, offsets: torch.Tensor, signs: torch.Tensor,
+                         q: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    r"""Factors with :math:`|w_i|^q = u + c_i`: ``base`` is :math:`u \ge 0` ``(B, d)``,
+    ``offsets`` :math:`c_i \ge 0` ``(L_max, B, d)``, ``signs`` :math:`\pm1`; masked factors are
+    1. ``q`` is ``(B, 1)``."""
+    if bool((base < 0).any()) or bool((offsets < 0).any()):
+        raise ValueError("base, offsets: |w_i|^q = base + offset needs both >= 0")
+    magnitudes = (base[None] + offsets) ** (1 / q)
+    return torch.where(mask > 0, signs * magnitudes, torch.ones_like(magnitudes))
+
+
+def balance_offsets(W: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    r""":math:`c_i = |w_i|^q - \min_j|w_j|^q` over the active factors (0 where masked)."""
+    powers = W.abs() ** q
+    smallest = torch.where(mask > 0, powers, torch.full_like(powers, math.inf)).amin(0)
+    return (powers - smallest[None]) * mask
+
+
+@dataclass(frozen=True)
+class ProductFlow:
+    r"""The steepest parameter flow of :math:`F(w) = f(\prod_i w_i)`, a callable field
+    ``(t, W) -> dW/dt`` on ``W`` of shape ``(L_max, B, d)``.
+
+    ``q``, ``coupled`` (:math:`\alpha_c`), ``decoupled`` (:math:`\alpha_d`): ``(B, 1)``;
+    ``schedule(t)`` multiplies both decay strengths (default 1).
+    """
+
+    grad: GradFn
+    q: torch.Tensor
+    mask: torch.Tensor
+    coupled: torch.Tensor | None = None
+    decoupled: torch.Tensor | None = None
+    schedule: Callable[[float], float] | None = None
+
+    def __post_init__(self) -> None:
+        check_exponent(self.q)
+        for name in ("coupled", "decoupled"):
+            value = getattr(self, name)
+            if value is not None and bool((value < 0).any()):
+                raise ValueError(f"{name}: decay strengths must be >= 0")
+
+    def __call__(self, t: float, W: torch.Tensor) -> torch.Tensor:
+        scale = 1.0 if self.schedule is None else self.schedule(t)
+        partial = self.grad(W.prod(0))[None] * exclusive_products(W)
+        if self.coupled is not None:
+            partial = partial + scale * self.coupled * W
+        velocity = -odd_power(partial, self.q)
+        if self.decoupled is not None:
+            velocity = velocity - scale * self.decoupled * W
+        return velocity * self.mask
+
+
+def product_velocity(W: torch.Tensor, velocity: torch.Tensor) -> torch.Tensor:
+    r""":math:`\dot x` of :math:`x = \prod_i w_i` along a parameter velocity, by forward-mode
+    autograd of the product map (independent of any formula for :math:`\dot x`)."""
+    _, tangent = torch.func.jvp(lambda V: V.prod(0), (W,), (velocity,))
+    return tangent
+
+
+class ProductInverseMetric:
+    r""":math:`M(x) = P'(u)` with :math:`P(u) = \prod_i(u + c_i)` over the active factors and
+    :math:`u \ge 0` the root of :math:`P(u) = |x|^q`.
+
+    ``offsets`` :math:`c_i \ge 0` ``(L_max, B, d)`` (0 for masked factors), ``q`` ``(B, 1)``.
+    :math:`P` is increasing and convex on :math:`[0, \infty)` (all its roots are
+    :math:`-c_i \le 0`); :math:`P(u) \ge u^L` and :math:`P(u) \ge P'(0)u` give the upper
+    bound :math:`u \le \min(X^{1/L}, X/P'(0))`, :math:`X = |x|^q`, on which :meth:`root` clamps
+    its iterates. Each call starts from the previous call's root (an integrator's stages move x
+    only a little).
+    """
+
+    def __init__(self, offsets: torch.Tensor, q: torch.Tensor, mask: torch.Tensor,
+                 *, max_iter: int = 200) -> None:
+        check_exponent(q)
+        if bool((offsets < 0).any()):
+            raise ValueError("offsets: balance offsets must be >= 0")
+        self.offsets, self.q, self.mask, self.max_iter = offsets, q, mask, max_iter
+        self.depth = mask.sum(0)  # (B, 1)
+        self._u: torch.Tensor | None = None
+        self._slope0 = self._poly(torch.zeros_like(offsets[0]))[1]
+
+    def _poly(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        terms = torch.where(self.mask > 0, u[None] + self.offsets, torch.ones_like(self.offsets))
+        return terms.prod(0), (exclusive_products(terms) * self.mask).sum(0)
+
+    def root(self, x: torch.Tensor) -> torch.Tensor:
+        r"""The :math:`u \ge 0` with :math:`P(u) = |x|^q`, to a few ulps.
+
+        Newton's method on :math:`h(v) = \log P(e^v) - \log|x|^q` in :math:`v = \log u`:
+        :math:`h` is increasing and convex (a sum of :math:`\log(e^v + c_i)`), so Newton
+        converges from any start, and it is nearly linear both for :math:`u \gg c_i`
+        (:math:`h \approx Lv`) and :math:`u \ll c_i`, which makes a few steps enough.
+        """
+        X = x.abs() ** self.q
+        positive = X > 0
+        log_X = torch.where(positive, X, torch.ones_like(X)).log()
+        slope0 = self._slope0.expand_as(x)
+        tiny = torch.finfo(x.dtype).tiny
+        bound = torch.where(slope0 > 0, torch.minimum(log_X / self.depth,
+                                                      log_X - slope0.clamp_min(tiny).log()),
+                            log_X / self.depth)
+        if self._u is None or self._u.shape != x.shape:
+            v = bound
+        else:
+            v = torch.minimum(self._u.clamp_min(tiny).log(), bound)
+        # Quadratic convergence: once every step is below sqrt(eps) (a relative step in u),
+        # one more step reaches roundoff (a stricter test can cycle between two floats).
+        small = math.sqrt(torch.finfo(x.dtype).eps)
+        converged = False
+        for _ in range(self.max_iter):
+            u = v.exp()
+            P, dP = self._poly(u)
+            step = (P.log() - log_X) * P / (u * dP)
+            new = torch.minimum(v - torch.where(positive, step, torch.zeros_like(v)), bound)
+            finished = converged
+            converged = bool(((new - v).abs() <= small).all())
+            v = new
+            if finished:
+                break
+        else:
+            raise Diverged(f"ProductInverseMetric: Newton did not converge in {self.max_iter} "
+                           "iterations")
+        u = torch.where(positive, v.exp(), torch.zeros_like(v))
+        self._u = u
+        return u
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self._poly(self.root(x))[1]
+
+
+@dataclass(frozen=True)
+class MirrorFlow:
+    r"""The steepest mirror flow :math:`\dot x = -M(x)\,\mathrm{drive}(\nabla f(x), q)`, a
+    field ``(t, x) -> dx/dt``; ``drive`` defaults to :math:`\psi_q`."""
+
+    grad: GradFn
+    q: torch.Tensor
+    inverse_metric: Callable[[torch.Tensor], torch.Tensor]
+    drive: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = odd_power
+
+    def __call__(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        return -self.inverse_metric(x) * self.drive(self.grad(x), self.q)
+
+
+@dataclass(frozen=True)
+class DifferenceOfPowersFlow:
+    r"""Gradient flow of :math:`f(w_+^D - w_-^D)` (Woodworth et al. 2020's model, depth
+    :math:`D`), a field on ``W = stack(w_+, w_-)`` ``(2, B, d)``:
+    :math:`\dot w_\pm = \mp D w_\pm^{D-1}\nabla f(\beta)`."""
+
+    grad: GradFn
+    D: int = 2
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.D, int) and self.D >= 2):
+            raise ValueError(f"D: {self.D!r} must be an integer >= 2")
+
+    def beta(self, W: torch.Tensor) -> torch.Tensor:
+        return W[0] ** self.D - W[1] ** self.D
+
+    def __call__(self, t: float, W: torch.Tensor) -> torch.Tensor:
+        g = self.grad(self.beta(W))
+        return torch.stack([-self.D * W[0] ** (self.D - 1) * g,
+                            self.D * W[1] ** (self.D - 1) * g])
+
+
+# --- integrators ------------------------------------------------------------------------------
+
+def euler_step(field: Field, t: float, y: torch.Tensor, dt: float) -> torch.Tensor:
+    """Explicit Euler (order 1): with the q = 1 field, one step of sign descent."""
+    return y + dt * field(t, y)
+
+
+def heun_step(field: Field, t: float, y: torch.Tensor, dt: float) -> torch.Tensor:
+    """Heun's method, the explicit trapezoidal rule (order 2)."""
+    k1 = field(t, y)
+    k2 = field(t + dt, y + dt * k1)
+    return y + 0.5 * dt * (k1 + k2)
+
+
+def rk4_step(field: Field, t: float, y: torch.Tensor, dt: float) -> torch.Tensor:
+    """Classical Runge-Kutta (order 4)."""
+    k1 = field(t, y)
+    k2 = field(t + 0.5 * dt, y + 0.5 * dt * k1)
+    k3 = field(t + 0.5 * dt, y + 0.5 * dt * k2)
+    k4 = field(t + dt, y + dt * k3)
+    return y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
+#: name -> (one step, classical order on smooth fields)
+METHODS = {"euler": (euler_step, 1), "heun": (heun_step, 2), "rk4": (rk4_step, 4)}
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """``times`` (R,), ``values`` (R, ...) of ``observe(t, y)`` at the records, ``final`` y."""
+
+    times: torch.Tensor
+    values: torch.Tensor
+    final: torch.Tensor
+
+
+def integrate(field: Field, y0: torch.Tensor, *, dt: float, steps: int, method: str = "rk4",
+              record_every: int = 1,
+              observe: Callable[[float, torch.Tensor], torch.Tensor] | None = None
+              ) -> Trajectory:
+    """Integrate ``dy/dt = field(t, y)`` from ``y0`` at ``t = 0`` with a fixed step, recording
+    ``observe(t, y)`` (default ``y``) at ``t = 0`` and every ``record_every`` steps.
+
+    Raises :class:`Diverged` when the state becomes NaN/Inf.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: {method!r} is not one of {', '.join(METHODS)}")
+    if not (dt > 0 and math.isfinite(dt)):
+        raise ValueError(f"dt: {dt!r} must be a finite number > 0")
+    if not (isinstance(steps, int) and steps >= 1):
+        raise ValueError(f"steps: {steps!r} must be an integer >= 1")
+    if not (isinstance(record_every, int) and record_every >= 1):
+        raise ValueError(f"record_every: {record_every!r} must be an integer >= 1")
+    step, _ = METHODS[method]
+    observe = observe or (lambda t, y: y)
+    y = y0
+    times, values = [0.0], [observe(0.0, y)]
+    for k in range(1, steps + 1):
+        y = step(field, (k - 1) * dt, y, dt)
+        if k % record_every == 0 or k == steps:
+            if not bool(torch.isfinite(y).all()):
+                raise Diverged(f"{method}: non-finite state at t = {k * dt:.4g} (dt = {dt:.3g})")
+            times.append(k * dt)
+            values.append(observe(k * dt, y))
+    return Trajectory(torch.tensor(times, dtype=torch.float64), torch.stack(values), y)
+
+
+@dataclass(frozen=True)
+class Rest:
+    """Outcome of :func:`integrate_to_rest`: the final state, the number of steps, the speed
+    at the end of each chunk and the chunk's duration."""
+
+    final: torch.Tensor
+    steps: int
+    speeds: torch.Tensor
+    chunk_time: float
+
+    def remaining(self) -> float:
+        r"""Distance still to travel if the speed keeps decaying at the rate
+        :math:`\kappa` of the last two chunks: :math:`v/\kappa` (inf if not decaying)."""
+        if self.speeds.numel() < 2 or self.speeds[-1] >= self.speeds[-2]:
+            return math.inf
+        kappa = math.log(float(self.speeds[-2] / self.speeds[-1])) / self.chunk_time
+        return float(self.speeds[-1]) / kappa
+
+
+def integrate_to_rest(field: Field, y0: torch.Tensor, *, dt: float, chunk: int,
+                      speed: Callable[[float, torch.Tensor], float], tol: float,
+                      max_steps: int, method: str = "rk4") -> Rest:
+    """Integrate an autonomous ``field`` (each chunk restarts its clock at 0) in chunks of
+    ``chunk`` steps until ``speed(t, y) <= tol`` (or ``max_steps``), recording the speed after
+    each chunk (for :meth:`Rest.remaining`)."""
+    y, t, steps, speeds = y0, 0.0, 0, []
+    while steps < max_steps:
+        trajectory = integrate(field, y, dt=dt, steps=chunk, method=method, record_every=chunk)
+        y, steps = trajectory.final, steps + chunk
+        t = steps * dt
+        speeds.append(speed(t, y))
+        if speeds[-1] <= tol:
+            break
+    return Rest(y, steps, torch.tensor(speeds, dtype=torch.float64), chunk * dt)
+
+
+def steepest_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, steps: int,
+                     record_every: int = 1,
+                     observe: Callable[[float, torch.Tensor], torch.Tensor] | None = None
+                     ) -> Trajectory:
+    r"""The discrete optimiser :math:`w \leftarrow w - \eta(\psi_q(\partial F + \alpha_c w) +
+    \alpha_d w)`: for :math:`q = 1`, sign descent; with decoupled decay, AdamW with
+    :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`; with coupled decay, Adam with an L2
+    term (same settings)."""
+    return integrate(flow, W0, dt=lr, steps=steps, method="euler", record_every=record_every,
+                     observe=observe)
+
+
+# --- step-size studies ------------------------------------------------------------------------
+
+def ladder_differences(values: list[torch.Tensor]) -> torch.Tensor:
+    r""":math:`\max|v_{h/2^k} - v_{h/2^{k+1}}|` for consecutive entries of a halving ladder."""
+    return torch.stack([(a - b).abs().max() for a, b in zip(values, values[1:])])
+
+
+def observed_order(errors: torch.Tensor) -> torch.Tensor:
+    r"""Least-squares slope of :math:`\log_2 e` against :math:`-\log_2 h` over a halving ladder
+    (errors at :math:`h, h/2, h/4, \ldots`): the measured order."""
+    k = torch.arange(errors.numel(), dtype=torch.float64)
+    logs = torch.log2(errors.to(torch.float64))
+    k_c = k - k.mean()
+    return -(k_c * (logs - logs.mean())).sum() / (k_c**2).sum()
+
+
+def richardson_error(values: list[torch.Tensor], *, order: float = 1.0) -> tuple[float, float]:
+    r"""Error estimate of the finest entry of a halving ladder, and the observed order.
+
+    With :math:`d = \max|v_{K-2} - v_{K-1}|` the finest value is off by about
+    :math:`d/(2^{p} - 1)` when the error falls at order :math:`p`; the default :math:`p = 1`
+    assumes only first-order convergence, which the non-Lipschitz (:math:`1 < q < 2`) and
+    discontinuous (:math:`q = 1`) fields still give, however irregular the observed order.
+    The observed order :math:`\log_2(d_{K-3}/d_{K-2})` needs three entries (NaN with two).
+    """
+    if len(values) < 2:
+        raise ValueError(f"values: a ladder needs >= 2 step sizes, got {len(values)}")
+    if order <= 0:
+        raise ValueError(f"order: {order!r} must be > 0")
+    diffs = ladder_differences(values)
+    d_fine = float(diffs[-1])
+    p_hat = math.nan
+    if len(values) >= 3 and d_fine > 0 and float(diffs[-2]) > 0:
+        p_hat = math.log2(float(diffs[-2]) / d_fine)
+    return d_fine / (2.0**order - 1.0), p_hat
+
+
+def sign_changes(values: torch.Tensor) -> torch.Tensor:
+    """Number of sign changes along dim 0 (records), per entry: chattering of a gradient
+    coordinate around 0, or zero crossings of a factor."""
+    s = torch.sign(values)
+    return ((s[1:] * s[:-1]) < 0).sum(0)
+
+
+# --- problems ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Regression:
+    r""":math:`f(x) = \tfrac1{2N}\|Ax - y\|^2`, batched over the rows of ``x`` ``(B, d)``."""
+
+    A: torch.Tensor
+    y: torch.Tensor
+
+    def loss(self, x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * ((x @ self.A.T - self.y) ** 2).mean(-1)
+
+    def grad(self, x: torch.Tensor) -> torch.Tensor:
+        return (x @ self.A.T - self.y) @ self.A / self.A.shape[0]
+
+
+def default_regression(generator: torch.Generator, *, N: int = 10, d: int = 20,
+                       x_star: tuple[float, ...] = (1.0, -0.7, 0.5),
+                       device: torch.device | str = "cpu",
+                       dtype: torch.dtype = torch.float64) -> tuple[Regression, torch.Tensor]:
+    r"""The catalogue's default problem (§4.0): :math:`A_{kl} \sim \mathcal N(0, 1/d)`,
+    :math:`x^\star = (1, -0.7, 0.5, 0, \ldots)`, :math:`y = Ax^\star`. Returns the problem and
+    :math:`x^\star`."""
+    if N < 1 or d < len(x_star):
+        raise ValueError(f"N, d: need N >= 1 and d >= {len(x_star)}, got N={N}, d={d}")
+    A = torch.randn(N, d, generator=generator, dtype=torch.float64) / math.sqrt(d)
+    xs = torch.zeros(d, dtype=torch.float64)
+    xs[: len(x_star)] = torch.tensor(x_star, dtype=torch.float64)
+    A, xs = A.to(device=device, dtype=dtype), xs.to(device=device, dtype=dtype)
+    return Regression(A, A @ xs), xs
+
+
+@dataclass(frozen=True)
+class SeparableQuadratic:
+    r""":math:`f(x) = \tfrac12\sum_k h_k(x_k - c_k)^2` with ``h``, ``c`` of shape ``(B, d)``."""
+
+    h: torch.Tensor
+    c: torch.Tensor
+
+    def grad(self, x: torch.Tensor) -> torch.Tensor:
+        return self.h * (x - self.c)
+
+
+# --- implicit bias ----------------------------------------------------------------------------
+
+def min_norm_solutions(A: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    r""":math:`\arg\min_{Ax=y}\|x\|_1` (a linear program, scipy's HiGHS, on
+    :math:`x = x^+ - x^-`) and :math:`\arg\min_{Ax=y}\|x\|_2` (the pseudo-inverse)."""
+    from scipy.optimize import linprog
+
+    A_np, y_np = A.detach().cpu().double().numpy(), y.detach().cpu().double().numpy()
+    d = A_np.shape[1]
+    result = linprog(np.ones(2 * d), A_eq=np.hstack([A_np, -A_np]), b_eq=y_np,
+                     bounds=[(0, None)] * (2 * d), method="highs")
+    if not result.success:
+        raise Diverged(f"min_norm_solutions: linprog failed: {result.message}")
+    l1 = torch.tensor(result.x[:d] - result.x[d:], dtype=A.dtype, device=A.device)
+    return l1, torch.linalg.pinv(A) @ y
+
+
+def bregman_projection(grad_R: Callable[[torch.Tensor], torch.Tensor],
+                       hess_R: Callable[[torch.Tensor], torch.Tensor], A: torch.Tensor,
+                       y: torch.Tensor, x_start: torch.Tensor, *, max_iter: int = 100
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    r""":math:`\arg\min_{Ax = y}\sum_k\phi(x_k)` for a separable strictly convex :math:`\phi`
+    given by :math:`\phi'` (``grad_R``) and :math:`\phi''` (``hess_R``), batched over the rows
+    of ``x_start``: infeasible-start Newton on the KKT system
+    :math:`\phi'(x) + A^\top\nu = 0`, :math:`Ax = y` with backtracking on the residual norm
+    (Boyd & Vandenberghe §10.3). With :math:`\phi'(x) = \nabla R(x) - \nabla R(x_0)` this is
+    :math:`\arg\min_{Ax=y}D_R(x, x_0)`. Returns the minimiser and the 2-norm condition
+    number of the final KKT matrix (per row); raises :class:`Diverged` if it does not converge.
+    """
+    N, d = A.shape
+    x = x_start.clone()
+    nu = torch.zeros(x.shape[0], N, dtype=x.dtype, device=x.device)
+    eps = torch.finfo(x.dtype).eps
+
+    def residual(x_: torch.Tensor, nu_: torch.Tensor) -> torch.Tensor:
+        return torch.cat([grad_R(x_) + nu_ @ A, x_ @ A.T - y], dim=-1)
+
+    def kkt(x_: torch.Tensor) -> torch.Tensor:
+        K = torch.zeros(x_.shape[0], d + N, d + N, dtype=x_.dtype, device=x_.device)
+        K[:, :d, :d] = torch.diag_embed(hess_R(x_))
+        K[:, :d, d:] = A.T
+        K[:, d:, :d] = A
+        return K
+
+    r = residual(x, nu)
+    for _ in range(max_iter):
+        step = torch.linalg.solve(kkt(x), -r)
+        norm = r.norm(dim=-1)
+        t = torch.ones_like(norm)
+        for _ in range(60):
+            trial = residual(x + t[:, None] * step[:, :d], nu + t[:, None] * step[:, d:])
+            worse = trial.norm(dim=-1) > (1 - 0.01 * t) * norm
+            if not bool(worse.any()):
+                break
+            t = torch.where(worse, 0.5 * t, t)
+        x, nu = x + t[:, None] * step[:, :d], nu + t[:, None] * step[:, d:]
+        r = residual(x, nu)
+        scale = 1 + grad_R(x).abs().amax(-1) + y.abs().max()
+        if bool((r.abs().amax(-1) <= 16 * eps * scale).all()):
+            return x, torch.linalg.cond(kkt(x))
+    raise Diverged(f"bregman_projection: KKT residual {float(r.abs().max()):.2e} after "
+                   f"{max_iter} Newton steps")

@@ -1,0 +1,164 @@
+r"""ns.prior.woodworth: the known answer of Woodworth et al. 2020 ("Kernel and rich regimes in
+overparametrized models", catalogue §5.1), the q = 2 case that Never Saddle's potentials must
+reduce to.
+
+Routes: Woodworth et al.'s potential :math:`\sum_i q(\beta_i/a^2)`,
+:math:`q(z) = 2 - \sqrt{4+z^2} + z\operatorname{arcsinh}(z/2)`, and their depth-D relation
+:math:`w_+^{2-D} = a^{2-D} - D(D-2)\theta` (stated); sympy's metric of the gradient flow on
+:math:`\beta = w_+^2 - w_-^2` and on the product :math:`x = w_1w_2` (ns.thm4.6 at L = 2, q = 2),
+and the rate of :math:`w_+^{2-D}` from the depth-D flow (derived); RK4 gradient flow on
+:math:`(w_+, w_-)` from :math:`a\mathbb 1` to rest, against the minimiser of the stated
+potential on :math:`A\beta = y` from a KKT solve (measured), across the scale a.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import sympy as sp
+import torch
+
+from numerics.steepest_flows import (
+    DifferenceOfPowersFlow, bregman_projection, default_regression, min_norm_solutions)
+from theory.reparam_balance import (
+    Q, derive_metric_two_factors, derive_woodworth_depth2, derive_woodworth_depth_D)
+from verify.claim import Claim, NegativeControl
+from verify.claims.ns import PAPER
+from verify.claims.ns._flowcheck import asinh, cached, flow_limit, limit_evidence, sqrt
+from verify.evidence import Evidence, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.tolerances import unit_roundoff
+
+
+def stated_q(z):
+    r""":math:`q(z) = 2 - \sqrt{4 + z^2} + z\operatorname{arcsinh}(z/2)`."""
+    return 2 - sqrt(4 + z**2) + z * asinh(z / 2)
+
+
+def stated_scale(a):
+    r"""The argument's scale: :math:`q(\beta/a^2)` for :math:`w_\pm(0) = a\mathbb 1`."""
+    return a**2
+
+
+def linear_scale(a):
+    r"""Planted error: :math:`q(\beta/a)` (wrong exponent of the initial scale)."""
+    return a
+
+
+def stated_depth_D(a, D, theta):
+    r""":math:`w_+^{2-D} = a^{2-D} - D(D-2)\theta`, :math:`\theta = -\int_0^tg\,ds`."""
+    return a ** (2 - D) - D * (D - 2) * theta
+
+
+def _symbolic(run: Run) -> Iterator[Evidence]:
+    mu, kappa, beta = run.derivation(derive_woodworth_depth2()).result
+    a = sp.Symbol("a", positive=True)
+    mu = mu.subs(kappa, a**2)  # kappa = w_+ w_- = a^2 at w_+ = w_- = a
+    potential = run.stated["q"](beta / run.stated["scale"](a))
+    hessian = sp.diff(potential, beta, 2)
+    normalised = sp.simplify(hessian / hessian.subs(beta, 0))
+    yield symbolic_identity("normalised Hessian q''(beta/s(a)) / q''(0) vs mu(0)/mu(beta) of "
+                            "the flow on w_+^2 - w_-^2", stated=normalised,
+                            derived=sp.simplify(mu.subs(beta, 0) / mu),
+                            note="the minimiser is unchanged by a positive factor")
+    two = run.derivation(derive_metric_two_factors()).result
+    # u = w_+ + w_-, v = w_+ - w_- gives u v = beta and u^2 - v^2 = 4 w_+ w_- = 4 a^2.
+    M = two.M.subs({Q: 2, two.lam: 4 * a**2}).subs(two.x, beta)
+    yield symbolic_identity("normalised Hessian vs the product metric of ns.thm4.6 (L = 2, "
+                            "q = 2, offset 4 a^2)", stated=normalised,
+                            derived=sp.simplify(M.subs(beta, 0) / M))
+    t, g = sp.Symbol("t"), sp.Symbol("g")
+    theta = sp.Function("theta")(t)
+    for D in run.params["depths"]:
+        rate = run.derivation(derive_woodworth_depth_D(D)).result
+        stated_rate = sp.diff(run.stated["depth_D"](a, D, theta), t).subs(theta.diff(t), -g)
+        yield symbolic_identity(f"d/dt w_+^(2-D), depth D = {D}: stated relation vs the flow",
+                                stated=stated_rate, derived=rate, parameters={"D": D})
+
+
+def _derivatives(fn, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """First and second derivative of a separable ``fn`` at ``x`` by autograd."""
+    x = x.detach().requires_grad_(True)
+    (first,) = torch.autograd.grad(fn(x).sum(), x, create_graph=True)
+    (second,) = torch.autograd.grad(first.sum(), x)
+    return first.detach(), second
+
+
+def _implicit_bias(run: Run) -> Iterator[Evidence]:
+    p = run.params["bias"]
+    problem, x_star = default_regression(run.generator("problem"), device=run.device,
+                                         dtype=run.dtype)
+    A, y = problem.A, problem.y
+    N, d = A.shape
+    curvature = float(torch.linalg.matrix_norm(A, ord=2)) ** 2 / N
+    flow = DifferenceOfPowersFlow(problem.grad, 2)
+    l1, l2 = min_norm_solutions(A, y)
+    transition = {}
+    for a in p["a"]:
+        W0 = torch.full((2, 1, d), a, dtype=run.dtype, device=run.device)
+        # RK4 is stable for dt lambda_max < 2.78; lambda_max <= curvature * mu with
+        # mu = 4 sqrt(beta^2 + 4 a^4) (derived) and |beta| <= x_bound along the path.
+        dt = p["safety"] / (curvature * 4 * math.sqrt(p["x_bound"] ** 2 + 4 * a**4))
+        key = f"ns.prior.woodworth {p} {a} {run.seed} {run.dtype} {run.device}"
+        limit = cached(key, lambda: flow_limit(
+            flow, W0, flow.beta, dt=dt, chunk=p["chunk"],
+            # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
+            # float64), below which the dt/2 run and the solve decide the budget.
+            tol=p["speed_tol_u"] * unit_roundoff(run.dtype), max_steps=p["max_steps"]))
+        s = run.stated["scale"](a)
+
+        def potential(beta: torch.Tensor) -> torch.Tensor:
+            return run.stated["q"](beta / s)
+
+        target, condition = bregman_projection(
+            lambda b: _derivatives(potential, b)[0], lambda b: _derivatives(potential, b)[1],
+            A, y, torch.zeros(1, d, dtype=run.dtype, device=run.device))
+        yield limit_evidence(f"limit of gradient flow on w_+^2 - w_-^2 from a = {a} vs "
+                             f"argmin_(A beta = y) sum q(beta/s(a))", target, limit,
+                             float(condition.max()), run.dtype, {"a": a})
+        transition[f"a={a}"] = {"l1": float(limit.fine.abs().sum()),
+                                "dist to min-l1": float((limit.fine - l1).abs().max()),
+                                "dist to min-l2": float((limit.fine - l2).abs().max())}
+    run.figure("kernel-to-rich transition: limits from a 1 (small a: toward min-l1, large a: "
+               "toward min-l2)",
+               {**transition, "min-l1 norm": float(l1.abs().sum()),
+                "min-l2 solution l1 norm": float(l2.abs().sum()),
+                "min-l1 solution = x*": float((l1 - x_star).abs().max())})
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    yield from _symbolic(run)
+    yield from _implicit_bias(run)
+
+
+CLAIM = register(Claim(
+    id="ns.prior.woodworth",
+    paper=PAPER,
+    kind="theorem",
+    title="Known answer: Woodworth et al. 2020, kernel and rich regimes (q = 2)",
+    source="Woodworth, Gunasekar, Lee, Moroshko, Savarese, Golan, Soudry, Srebro, COLT 2020 "
+           "(arXiv 2002.09277); catalogue §5.1",
+    statement=r"\beta=w_+^2-w_-^2,\ w_\pm(0)=a\mathbb 1:\ \text{gradient flow on "
+              r"underdetermined least squares converges to }\arg\min_{X\beta=y}\sum_i "
+              r"q(\beta_i/a^2),\ q(z)=2-\sqrt{4+z^2}+z\operatorname{arcsinh}(z/2);\ "
+              r"\text{depth }D:\ w_+^{2-D}=a^{2-D}-D(D-2)\theta,\ \theta=-\int_0^t g.",
+    reading=r"Checked as printed in the catalogue, for the squared loss f=\tfrac1{2N}"
+            r"\|A\beta-y\|^2 (the scale of f changes time, not the limit). Its relation to "
+            r"Never Saddle: with u=w_++w_-, v=w_+-w_-, \beta=uv and u^2-v^2=4a^2, so it is "
+            r"the L=2, q=2 product of ns.thm4.6 with balance offset 4a^2 (time runs twice as "
+            r"fast); the potentials agree up to a positive factor and affine terms, which do "
+            r"not move the minimiser. The depth-D relation is checked as an identity along "
+            r"the flow (D = 3, 4, 5).",
+    parameters={
+        "quick": {"depths": [3, 4, 5],
+                  "bias": {"a": [0.5, 1.5], "x_bound": 2.0, "safety": 1.0, "chunk": 100,
+                           "speed_tol_u": 500, "max_steps": 20000}},
+        "full": {"depths": [3, 4, 5, 6],
+                 "bias": {"a": [0.1, 0.2, 0.5, 1.0, 1.5, 3.0], "x_bound": 2.0, "safety": 0.5,
+                          "chunk": 100, "speed_tol_u": 500, "max_steps": 400000}},
+    },
+    stated={"q": stated_q, "scale": stated_scale, "depth_D": stated_depth_D},
+    check=check,
+    control=NegativeControl("q(beta/a) in place of q(beta/a^2)", {"scale": linear_scale}),
+))
