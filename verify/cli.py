@@ -99,7 +99,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     try:
         claim = registry.get(args.id)
     except registry.UnknownClaim as exc:
-        raise UsageError(str(exc).strip("'\"")) from None
+        raise UsageError(exc.args[0]) from None
     d = claim.describe()
     print(f"{d['id']}  ({d['paper']}, {d['source']})  {d['title']}")
     if d["aliases"]:
