@@ -1,0 +1,163 @@
+"""li2.thm2 and li2.cor1: the claims' verdicts and what decides them, the exact energy helpers
+against the float energy, and each route's power to reject a wrong statement.
+
+Findings these tests pin down (see the claims' evidence): the local-maximum energies are 4x
+the stated ones for every irrep type (E*/M = 1/(2 d_R), d_R the real irrep's dimension); the
+maxima are not only [u; +-Pu]; maxima on one-dimensional real irreps are isolated (Cor. 1
+fails there, smallest case Z4).
+"""
+import dataclasses
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.activations import activation
+from numerics.group_task import group_energy, group_task
+from numerics.random import make_generator
+from theory.groups import cyclic, dihedral, direct_product, quaternion
+from theory.irreps import irreps, real_irreps
+from verify.claims.li2.thm2 import (
+    complex_domain_energy,
+    exact_energy,
+    irrep_points,
+    normalised_energy,
+    paper_form,
+    riemannian_gradient,
+    stated_max_energy,
+    translate,
+)
+from verify.registry import get
+from verify.runner import run_claim
+from verify.verdict import Verdict
+
+SEEDS = st.integers(0, 2**31 - 1)
+SMALL = st.one_of(st.integers(2, 8).map(cyclic), st.integers(3, 4).map(dihedral),
+                  st.just(quaternion()), st.just(direct_product(cyclic(2), cyclic(2))))
+
+
+def four_times_stated(M, d, kind):
+    """The stated energies with the factor 4 the toolkit measures."""
+    return 4 * stated_max_energy(M, d, kind)
+
+
+@pytest.fixture(scope="module")
+def thm2_result():
+    return run_claim(get("li2.thm2"))
+
+
+@pytest.fixture(scope="module")
+def cor1_result():
+    return run_claim(get("li2.cor1"))
+
+
+def _failed(evidence):
+    return {e.quantity for e in evidence if e.ok is False}
+
+
+def test_thm2_fails_on_the_energies_and_the_form_and_its_control_is_rejected(thm2_result):
+    r = thm2_result
+    assert r.verdict is Verdict.FAIL and r.control.rejected
+    assert all(a.holds for a in r.assumptions), [a.name for a in r.assumptions if not a.holds]
+    failed = _failed(r.evidence)
+    for e in r.evidence:
+        q = e.quantity
+        if "Riemannian gradient" in q or "not concentrated" in q:
+            assert e.ok is True, q  # critical points, and no mixed maxima
+        elif "E*/M" in q or "E at w = [u; +-Pu]" in q or "chi_k" in q:
+            assert q in failed
+    # The energy ratio measured / stated is exactly 4 at every maximum found.
+    for e in r.evidence:
+        if "E*/M" in e.quantity:
+            ratios = torch.tensor(e.measured) / torch.tensor(e.stated)
+            torch.testing.assert_close(ratios, torch.full_like(ratios, 4.0), rtol=1e-10, atol=0)
+    # [u; +-Pu] describes the maxima on one-dimensional real irreps only.
+    form = {e.quantity.split(":")[0]: e.measured for e in r.evidence
+            if "of the form" in e.quantity}
+    assert form["Z8"] == [1.0, 0.0, 0.0, 0.0] and form["Z7"] == [0.0, 0.0, 0.0]
+
+
+def test_thm2_energies_pass_with_the_factor_four_except_the_character(thm2_result):
+    claim = get("li2.thm2")
+    fixed = dataclasses.replace(claim, stated={"E_star": four_times_stated})
+    r = run_claim(fixed, control=False)
+    failed = _failed(r.evidence)
+    # With 4x the stated values only the form items and the character points fail: the
+    # character lies in H_k but is a saddle with E = M/(2 d_k^2), not a maximum.
+    characters = {e.quantity for e in r.evidence if "chi_k" in e.quantity}
+    assert {q.split(":")[0] for q in characters} == {"S3", "D4"}
+    assert failed == {e.quantity for e in r.evidence if "of the form" in e.quantity} | characters
+    chars = [e for e in r.evidence if "chi_k" in e.quantity]
+    inertia = [[tuple(i) for i in e.parameters["tangent Hessian (negative, zero, positive)"]]
+               for e in chars]
+    assert inertia == [[(7, 2, 2)], [(11, 2, 2)]]  # S3, D4: two ascending directions
+
+
+def test_cor1_fails_exactly_where_a_one_dimensional_real_irrep_exists(cor1_result):
+    r = cor1_result
+    assert r.verdict is Verdict.FAIL and r.control.rejected
+    flat = {e.quantity.split(":")[0]: e for e in r.evidence if "a zero tangent" in e.quantity}
+    assert {g for g, e in flat.items() if e.ok is False} == {"Z4", "Z8", "S3", "D4", "Q8"}
+    assert all(e.ok for e in r.evidence if "exact vs numeric" in e.quantity)
+    nullity = {e.quantity.split(":")[0]: e.measured for e in r.evidence
+               if "exact vs numeric" in e.quantity}
+    assert nullity["Z4"] == [0.0, 2.0] and nullity["D4"] == [0.0, 0.0, 0.0, 3.0]
+    assert nullity["Q8"] == [0.0, 0.0, 0.0, 6.0]
+
+
+@settings(max_examples=15)
+@given(SMALL, SEEDS)
+def test_exact_energy_matches_the_float_energy_at_rational_points(G, seed):
+    g = make_generator(seed)
+    ints = torch.randint(-9, 10, (2 * G.order,), generator=g)
+    ex, F = exact_energy(G), irreps(G)[0].field
+    w = [F.rational(int(x)) for x in ints]
+    exact = float(ex.energy(w, F).to_fraction())
+    numeric = float(group_energy(ints.to(torch.float64), group_task(G.table),
+                                 activation("x2")))
+    assert numeric == pytest.approx(exact, rel=1e-12, abs=1e-9)
+    grad = [float(x.to_fraction()) for x in ex.gradient(w, F)]
+    wt = ints.to(torch.float64).requires_grad_(True)
+    (auto,) = torch.autograd.grad(group_energy(wt, group_task(G.table), activation("x2")), wt)
+    torch.testing.assert_close(auto, torch.tensor(grad, dtype=torch.float64), rtol=1e-12,
+                               atol=1e-9)
+
+
+@given(SMALL)
+def test_irrep_points_are_critical_with_energy_M_over_twice_the_real_dimension(G):
+    ex, F = exact_energy(G), irreps(G)[0].field
+    for pt in irrep_points(G):
+        for sign in (1, -1):
+            w = paper_form(G, pt.u, sign)
+            assert normalised_energy(ex, w, F).to_sympy() == sp.Rational(G.order,
+                                                                         2 * pt.real_dim)
+            assert not any(riemannian_gradient(ex, w, F))
+        # A group translate of the second block is just as good (E is invariant under it).
+        for g in range(G.order):
+            w = list(pt.u) + paper_form(G, translate(G, list(pt.u), g))[G.order:]
+            assert normalised_energy(ex, w, F).to_sympy() == sp.Rational(G.order,
+                                                                         2 * pt.real_dim)
+
+
+@given(st.integers(3, 9))
+def test_complex_domain_readings_of_the_second_block(M):
+    # u = e^{2 pi i k m / M}: [u; P u] gives E = 0, [u; P conj(u)] gives E = M/2 (2k != 0).
+    G = cyclic(M)
+    ex, F = exact_energy(G), irreps(G)[0].field
+    for rep in irreps(G):
+        if rep.type != "C":
+            continue
+        u = [m[0][0] for m in rep.exact_matrices]
+        assert complex_domain_energy(ex, paper_form(G, u), F) == 0
+        assert complex_domain_energy(ex, paper_form(G, u, conjugate=True), F) == \
+            F.rational(Fraction(M, 2))
+
+
+def test_stated_forms_and_types():
+    assert stated_max_energy(8, 1, "R") == sp.Rational(1)
+    assert stated_max_energy(7, 1, "C") == sp.Rational(7, 16)
+    assert stated_max_energy(8, 2, "H") == sp.Rational(1, 4)
+    assert [r.type for r in real_irreps(quaternion())] == ["R", "R", "R", "R", "H"]

@@ -1,0 +1,608 @@
+r"""li2.thm2: Theorem 2, the local maxima of :math:`\mathcal E` on the group task
+(:math:`\sigma(x)=x^2`, full data, :math:`\|\mathbf w\|=1`).
+
+Routes: the paper's energies :math:`M/(8d_k)` (real irreps) and :math:`M/(16d_k)` (complex
+pairs) (stated); :math:`\mathcal E` built from its definition (Eq. 7) as an exact polynomial
+by sympy and evaluated in :math:`\mathbb Q(\zeta_N)` at irrep vectors
+:math:`\mathbf w=[\mathbf u;\pm P\mathbf u]`, with its exact Riemannian gradient (derived);
+projected gradient ascent from many random starts, the distinct maxima it finds, their
+energies, purity over the real isotypic components, form and Hessian (measured).
+
+Also the shared pieces of the group-landscape claims: :func:`exact_energy` (the exact
+polynomial, its gradient and Hessian), :func:`irrep_points` and :func:`landscape` (cached, so
+``li2.cor1`` and the negative control reuse one ascent). The exact polynomial is a
+derivation from the definition and belongs in ``theory/`` (a ``theory/group_energy.py``).
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy as sp
+import torch
+
+from numerics.activations import activation
+from numerics.group_task import group_task
+from numerics.landscape import Landscape, find_local_maxima
+from numerics.random import make_generator
+from theory.cyc_linalg import rref
+from theory.cyclotomic import Cyc, CyclotomicField
+from theory.derivation import Derivation
+from theory.energy import symbolic_activation
+from theory.finite_group import FiniteGroup
+from theory.irreps import irreps, real_irreps
+from theory.matrices import centering_matrix
+from verify.claim import Assumption, Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.claims.li2.groups_defs import build_group, float_projectors
+from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.tolerances import unit_roundoff
+
+# --- the exact energy on the group task (a derivation from Eq. 7) ----------------------------
+
+Vector = list[Cyc]
+
+
+@dataclass(frozen=True, eq=False)
+class ExactEnergy:
+    r""":math:`\mathcal E(\mathbf w)=\tfrac12\sum_mq_m(\mathbf w)^2` on the full group task,
+    :math:`\mathbf q=\tilde Y^\top\sigma(X\mathbf w)`, :math:`\sigma(x)=x^2`.
+
+    Each :math:`q_m` is a homogeneous quadratic, :math:`q_m=\tfrac12\mathbf w^\top A_m\mathbf w`
+    with :math:`A_m=\nabla^2q_m` a constant rational matrix (``A[m]``, from sympy). Then
+    exactly, at any point with coordinates in :math:`\mathbb Q(\zeta_N)`,
+    :math:`\nabla\mathcal E=\sum_mq_mA_m\mathbf w` and
+    :math:`\nabla^2\mathcal E=\sum_m(A_m\mathbf w)(A_m\mathbf w)^\top+q_mA_m` (the chain
+    rule for :math:`\tfrac12\|\mathbf q\|^2`).
+    """
+
+    M: int
+    A: tuple[tuple[tuple[tuple[int, Fraction], ...], ...], ...]  # A[m][i] = ((j, a_mij), ...)
+    derivation: Derivation
+
+    @property
+    def d(self) -> int:
+        return 2 * self.M
+
+    def _products(self, w: Sequence[Cyc], F: CyclotomicField) -> list[Vector]:
+        out = []
+        for rows in self.A:
+            aw = []
+            for row in rows:
+                acc = F.zero
+                for j, a in row:
+                    acc = acc + w[j] * a
+                aw.append(acc)
+            out.append(aw)
+        return out
+
+    def q(self, w: Sequence[Cyc], F: CyclotomicField) -> Vector:
+        r""":math:`q_m(\mathbf w)` (no conjugation: also the holomorphic extension)."""
+        return [_dot(w, aw, F) / 2 for aw in self._products(w, F)]
+
+    def energy(self, w: Sequence[Cyc], F: CyclotomicField) -> Cyc:
+        r""":math:`\mathcal E(\mathbf w)` for real ``w`` (not normalised)."""
+        q = self.q(w, F)
+        return _dot(q, q, F) / 2
+
+    def gradient(self, w: Sequence[Cyc], F: CyclotomicField) -> Vector:
+        aws = self._products(w, F)
+        g = [F.zero] * self.d
+        for aw in aws:
+            qm = _dot(w, aw, F) / 2
+            g = [gi + qm * x for gi, x in zip(g, aw)]
+        return g
+
+    def hessian(self, w: Sequence[Cyc], F: CyclotomicField) -> list[Vector]:
+        H = [[F.zero] * self.d for _ in range(self.d)]
+        for rows, aw in zip(self.A, self._products(w, F)):
+            qm = _dot(w, aw, F) / 2
+            for i in range(self.d):
+                Hi = H[i]
+                for j in range(self.d):
+                    if aw[i] and aw[j]:
+                        Hi[j] = Hi[j] + aw[i] * aw[j]
+                for j, a in rows[i]:
+                    Hi[j] = Hi[j] + qm * a
+        return H
+
+
+@lru_cache(maxsize=32)
+def exact_energy(G: FiniteGroup) -> ExactEnergy:
+    r"""Build :math:`\mathbf q=\tilde Y^\top\sigma(X\mathbf w)` from the definition (Eq. 7)
+    with sympy, for every pair :math:`(h_1,h_2)`: :math:`\mathbf x=[\mathbf e_{h_1};
+    \mathbf e_{h_2}]`, label :math:`\mathbf e_{h_1h_2}`, :math:`\tilde Y=P_1^\perp Y`; then
+    :math:`A_m=\nabla^2q_m` by sympy differentiation. Cached per group."""
+    M, n = G.order, G.order**2
+    d_ = Derivation(f"E(w) on the full {G.name} task from Eq. 7 (sympy, exact)")
+    w = sp.Matrix(sp.symbols(f"w0:{2 * M}", real=True))
+    X = sp.zeros(n, 2 * M)
+    Y = sp.zeros(n, M)
+    for i, (a, b) in enumerate((a, b) for a in range(M) for b in range(M)):
+        X[i, a] = X[i, M + b] = 1
+        Y[i, G.table[a][b]] = 1
+    Yt = centering_matrix(n) * Y
+    act, _ = symbolic_activation("x2")
+    q = [sp.Poly(e, *w) for e in Yt.T * (X * w).applyfunc(act)]
+    d_.step(f"q = Yt^T sigma(X w) over the {n} inputs [e_h1; e_h2], Yt = P Y, sigma = x^2: "
+            f"q_0 =", q[0].as_expr())
+    orders = {p.homogeneous_order() for p in q}
+    if orders != {2}:
+        raise ArithmeticError(f"{G.name}: q is not homogeneous quadratic (orders {orders})")
+    d_.step("every q_m is a homogeneous quadratic, so E = 1/2 sum_m q_m^2 is homogeneous of "
+            "degree", sp.Integer(4))
+    A = []
+    for p in q:
+        # A_m = Hessian of q_m, read off its coefficients: c w_i^2 -> A_ii = 2c,
+        # c w_i w_j -> A_ij = A_ji = c.
+        entries: dict[tuple[int, int], Fraction] = {}
+        for monom, coeff in p.terms():
+            c = Fraction(int(sp.Rational(coeff).p), int(sp.Rational(coeff).q))
+            idx = [i for i, e in enumerate(monom) for _ in range(e)]
+            if idx[0] == idx[1]:
+                entries[idx[0], idx[0]] = 2 * c
+            else:
+                entries[idx[0], idx[1]] = entries[idx[1], idx[0]] = c
+        A.append(tuple(tuple((j, entries[i, j]) for j in range(2 * M) if (i, j) in entries)
+                       for i in range(2 * M)))
+    d_.step("A_m = Hessian of q_m (sympy), so q_m = w^T A_m w / 2; grad E = sum_m q_m A_m w, "
+            "Hess E = sum_m (A_m w)(A_m w)^T + q_m A_m. A_0 =",
+            sp.Matrix(2 * M, 2 * M, lambda i, j: dict(A[0][i]).get(j, 0)))
+    return ExactEnergy(M, tuple(A), d_)
+
+
+def _dot(a: Sequence[Cyc], b: Sequence[Cyc], F: CyclotomicField) -> Cyc:
+    total = F.zero
+    for x, y in zip(a, b):
+        if x and y:
+            total = total + x * y
+    return total
+
+
+def normalised_energy(ex: ExactEnergy, w: Sequence[Cyc], F: CyclotomicField) -> Cyc:
+    r""":math:`\mathcal E(\mathbf w/\|\mathbf w\|)=\mathcal E(\mathbf w)/\|\mathbf w\|^4` for
+    real ``w`` (degree-4 homogeneity; no square root needed)."""
+    s = _dot(w, w, F)
+    return ex.energy(w, F) / (s * s)
+
+
+def riemannian_gradient(ex: ExactEnergy, w: Sequence[Cyc], F: CyclotomicField) -> Vector:
+    r""":math:`\nabla\mathcal E-(\mathbf w^\top\nabla\mathcal E/\|\mathbf w\|^2)\mathbf w`: zero
+    iff :math:`\mathbf w/\|\mathbf w\|` is a critical point on the sphere."""
+    g = ex.gradient(w, F)
+    ratio = _dot(w, g, F) / _dot(w, w, F)
+    return [gi - ratio * wi for gi, wi in zip(g, w)]
+
+
+def tangent_hessian(ex: ExactEnergy, w: Sequence[Cyc], F: CyclotomicField) -> list[Vector]:
+    r""":math:`P_T(\nabla^2\mathcal E(\mathbf w)-(\mathbf w^\top\nabla\mathcal E/\|\mathbf w\|^2)I)
+    P_T`, :math:`P_T=I-\mathbf w\mathbf w^\top/\|\mathbf w\|^2`: :math:`\|\mathbf w\|^2` times
+    the Riemannian Hessian at :math:`\mathbf w/\|\mathbf w\|` (degree-4 homogeneity), so it
+    has the same inertia; :math:`\mathbf w` itself is in its kernel."""
+    d = ex.d
+    s = _dot(w, w, F)
+    H = ex.hessian(w, F)
+    lam = _dot(w, ex.gradient(w, F), F) / s
+    B = [[H[i][j] - (lam if i == j else F.zero) for j in range(d)] for i in range(d)]
+    # P B P with P = I - w w^T / s, as B - w (w^T B)/s - (B w) w^T/s + w (w^T B w) w^T / s^2.
+    Bw = [_dot(row, w, F) for row in B]
+    wBw = _dot(w, Bw, F)
+    return [[B[i][j] - (w[i] * Bw[j] + Bw[i] * w[j]) / s + w[i] * w[j] * wBw / (s * s)
+             for j in range(d)] for i in range(d)]
+
+
+def tangent_inertia(ex: ExactEnergy, w: Sequence[Cyc], F: CyclotomicField
+                    ) -> tuple[int, int, int]:
+    r"""(negative, zero, positive) eigenvalue counts of the Riemannian Hessian on the tangent
+    space :math:`\mathbf w^\perp`: the zero count is exact (``2M - rank - 1`` by exact row
+    reduction; the ``-1`` is the normal direction); the split of the rest into signs uses
+    float64 eigenvalues of the exact matrix (they are far from 0: the rank fixes how many
+    are non-zero)."""
+    T = tangent_hessian(ex, w, F)
+    _, pivots = rref(T, F)
+    zero = ex.d - len(pivots) - 1
+    values = torch.linalg.eigvalsh(torch.tensor([[complex(x).real for x in row] for row in T],
+                                                dtype=torch.float64))
+    order = values.abs().argsort(descending=True)[:len(pivots)]
+    nonzero = values[order]
+    return int((nonzero < 0).sum()), zero, int((nonzero > 0).sum())
+
+
+def complex_domain_energy(ex: ExactEnergy, w: Sequence[Cyc], F: CyclotomicField) -> Cyc:
+    r"""The complex-domain reading :math:`\tfrac12\sum_m|q_m(\mathbf w)|^2/\|\mathbf w\|^4`
+    (holomorphic :math:`\sigma(z)=z^2`, Hermitian norms), for complex ``w``."""
+    q = ex.q(w, F)
+    s = _dot(w, [x.conjugate() for x in w], F)
+    return _dot(q, [x.conjugate() for x in q], F) / (2 * s * s)
+
+
+@dataclass(frozen=True)
+class IrrepPoint:
+    r"""A vector of one real isotypic component: ``u[g]`` for each element ``g``.
+
+    ``component``: index in :func:`theory.irreps.real_irreps`; ``kind``: R, C or H; ``dim``:
+    the complex dimension :math:`d_k` of the irrep it comes from; ``label``: how it was
+    built."""
+
+    component: int
+    kind: str
+    dim: int
+    real_dim: int
+    u: tuple[Cyc, ...]
+    label: str
+
+
+def irrep_points(G: FiniteGroup) -> list[IrrepPoint]:
+    r"""One vector per nontrivial real irrep: the matrix coefficient :math:`u_g=C_k(g)_{00}`
+    (type R) or :math:`2\,\mathrm{Re}\,C_k(g)_{00}` (types C and H), which lies in the real
+    isotypic component (diagonal entries need no square roots)."""
+    out = []
+    for j, r in enumerate(real_irreps(G)):
+        if j == 0:
+            continue
+        coeff = [m[0][0] for m in r.source.exact_matrices]
+        u = coeff if r.type == "R" else [x + x.conjugate() for x in coeff]
+        label = "C(g)_00" if r.type == "R" else "2 Re C(g)_00"
+        out.append(IrrepPoint(j, r.type, r.source.dim, r.dim, tuple(u), label))
+    return out
+
+
+def character_points(G: FiniteGroup) -> list[IrrepPoint]:
+    r"""For each real irrep of type R with :math:`d_k\ge2`, the character
+    :math:`u_g=\chi_k(g)`: also in :math:`\mathcal H_k`, with a full-rank Fourier coefficient."""
+    return [IrrepPoint(j, r.type, r.dim, r.dim, tuple(r.source.exact_character), "chi(g)")
+            for j, r in enumerate(real_irreps(G)) if j and r.type == "R" and r.dim >= 2]
+
+
+def paper_form(G: FiniteGroup, u: Sequence[Cyc], sign: int = 1,
+               conjugate: bool = False) -> list[Cyc]:
+    r""":math:`[\mathbf u;\pm P\mathbf u]` (or :math:`[\mathbf u;\pm P\bar{\mathbf u}]`), with
+    :math:`(P\mathbf u)_h=u_{h^{-1}}`."""
+    second = [u[G.inverse[h]] for h in range(G.order)]
+    if conjugate:
+        second = [x.conjugate() for x in second]
+    return list(u) + [x * sign for x in second]
+
+
+def translate(G: FiniteGroup, u: Sequence[Cyc], g: int) -> list[Cyc]:
+    r""":math:`R_g\mathbf u`, :math:`(R_g\mathbf u)_b=u_{g^{-1}b}`."""
+    return [u[G.table[G.inverse[g]][b]] for b in range(G.order)]
+
+
+# --- the landscape, shared by li2.thm2 and li2.cor1 -------------------------------------------
+
+def landscape_seed(run: Run, name: str) -> int:
+    """Seed of the random starts for group ``name``: fixed by the run seed and the group, not
+    by the claim, so li2.thm2, li2.cor1 and their controls share one ascent."""
+    digest = hashlib.sha256(f"{run.seed}:li2.group-landscape:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+@dataclass(frozen=True)
+class TimedLandscape:
+    landscape: Landscape
+    seconds: float
+    lr: float
+    gtol: float
+
+
+#: Ascent settings; li2.cor1 uses the same ones, so both claims share one cached ascent.
+ASCENT = {
+    "quick": {"starts": 256, "lr_scale": 0.4, "max_steps": 3000, "gtol_u": 1e4,
+              "hessian_samples": 2},
+    "full": {"starts": 1024, "lr_scale": 0.4, "max_steps": 5000, "gtol_u": 1e4,
+             "hessian_samples": 4},
+}
+
+
+def landscape(run: Run, name: str) -> TimedLandscape:
+    p = run.params
+    return _landscape(name, p["starts"], p["lr_scale"], p["max_steps"], p["gtol_u"],
+                      p["hessian_samples"], landscape_seed(run, name), str(run.device),
+                      str(run.dtype))
+
+
+@lru_cache(maxsize=64)
+def _landscape(name: str, starts: int, lr_scale: float, max_steps: int, gtol_u: float,
+               hessian_samples: int, seed: int, device: str, dtype: str) -> TimedLandscape:
+    G = build_group(name)
+    dt = getattr(torch, dtype.removeprefix("torch."))
+    dev = torch.device(device)
+    task = group_task(G.table, device=dev)
+    # lr: the tangent Hessian eigenvalues at the maxima lie in [-4M, 0) on the full task
+    # (measured: -8E* with E* <= M/2); lr |lambda| < 2 is needed for stability, and
+    # lr_scale = 0.4 gives lr |lambda| <= 1.6. The ascent records any decrease of E.
+    lr = lr_scale / G.order
+    # gtol: gradients near a maximum are computed to ~ sqrt(n) u |grad E| ~ M u; gtol_u M u
+    # leaves a margin of gtol_u above that floor.
+    gtol = gtol_u * unit_roundoff(dt) * G.order
+    # Members of one maximum agree in E to ~ g^2/mu + n u (far below 100 sqrt(u): 1.5e-6 in
+    # float64, 3.5e-2 in float32); distinct maxima differ by O(1) relative (E*/M = 1/(2 d_R)).
+    energy_rtol = 100 * unit_roundoff(dt) ** 0.5
+    start = time.perf_counter()
+    result = find_local_maxima(
+        task, activation("x2"), starts, make_generator(seed), lr=lr, max_steps=max_steps,
+        gtol=gtol, projectors=float_projectors(G, dev, dt), energy_rtol=energy_rtol,
+        hessian_samples=hessian_samples, dtype=dt,
+        chunk_elements=2**26 if dev.type == "cuda" else 2**20)
+    return TimedLandscape(result, time.perf_counter() - start, lr, gtol)
+
+
+def maxima(tl: TimedLandscape) -> list:
+    """The classes that pass the second-order test, nontrivial component."""
+    return [c for c in tl.landscape.classes if c.is_maximum and c.component > 0]
+
+
+# --- the paper's formulas ---------------------------------------------------------------------
+
+def stated_max_energy(M: int, d: int, kind: str):
+    r"""Thm. 2: :math:`M/(8d_k)` for a real irrep of dimension :math:`d_k`,
+    :math:`M/(16d_k)` for a pair of complex irreps of dimension :math:`d_k` (type H: see
+    the reading)."""
+    return sp.Rational(M, 8 * d) if kind == "R" else sp.Rational(M, 16 * d)
+
+
+def squared_dimension_energy(M: int, d: int, kind: str):
+    r"""Planted error: :math:`d_k^2` in place of :math:`d_k`."""
+    return sp.Rational(M, 8 * d * d) if kind == "R" else sp.Rational(M, 16 * d * d)
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ExactValues:
+    """Exact E/|w|^4 and Riemannian gradients at the irrep points of one group (cached: the
+    claim and its control share them), plus the figures on other forms and readings."""
+
+    points: tuple[tuple[IrrepPoint, int], ...]  # (point, sign of the second block)
+    energies: tuple[sp.Expr, ...]
+    gradients: tuple[tuple[sp.Expr, ...], ...]
+    characters: tuple[tuple[IrrepPoint, sp.Expr, bool, tuple[int, int, int]], ...]
+    # (point, E, critical?, tangent Hessian inertia (negative, zero, positive))
+    off_form: dict
+    complex_domain: dict
+    derivation: Derivation
+
+
+@lru_cache(maxsize=32)
+def exact_values(G: FiniteGroup) -> ExactValues:
+    ex = exact_energy(G)
+    F = irreps(G)[0].field
+    M = G.order
+    d_ = Derivation(f"E at irrep vectors of {G.name}, exact in Q(zeta_{F.N})")
+    points, energies, gradients = [], [], []
+    for pt in irrep_points(G):
+        for sign in (1, -1):
+            w = paper_form(G, pt.u, sign)
+            e = normalised_energy(ex, w, F).to_sympy()
+            points.append((pt, sign))
+            energies.append(e)
+            gradients.append(tuple(x.to_sympy() for x in riemannian_gradient(ex, w, F)))
+            d_.step(f"u = {pt.label} of real irrep {pt.component} (type {pt.kind}, "
+                    f"d={pt.dim}), w = [u; {'+' if sign > 0 else '-'}P u]: E(w/|w|) =", e)
+    characters = []
+    for pt in character_points(G):
+        w = paper_form(G, pt.u)
+        e = normalised_energy(ex, w, F).to_sympy()
+        critical = all(not x for x in riemannian_gradient(ex, w, F))
+        inertia = tangent_inertia(ex, w, F)
+        characters.append((pt, e, critical, inertia))
+        d_.step(f"u = chi of real irrep {pt.component} (d={pt.dim}), w = [u; P u]: "
+                f"critical point: {critical}; tangent Hessian (negative, zero, positive) = "
+                f"{inertia}; E(w/|w|) =", e)
+    off_form = {}
+    for pt in irrep_points(G):
+        u = list(pt.u)
+        g = next((g for g in range(M) if translate(G, u, g) not in (u, [-x for x in u])), None)
+        if g is None:
+            continue
+        w = u + paper_form(G, translate(G, u, g))[M:]
+        off_form[f"component {pt.component} ({pt.kind}, d={pt.dim}), g = {G.label(g)}"] = {
+            "E/M": str(normalised_energy(ex, w, F).to_sympy() / M),
+            "E/M at [u; Pu]": str(normalised_energy(ex, paper_form(G, u), F).to_sympy() / M),
+            "critical point": all(not x for x in riemannian_gradient(ex, w, F))}
+    complex_domain = {}
+    for rep in irreps(G):
+        if rep.type != "C" or rep.conjugate_index < rep.index:
+            continue
+        u = [m[0][0] for m in rep.exact_matrices]
+        complex_domain[f"complex irrep {rep.index} (d={rep.dim})"] = {
+            "[u; P u]": str(complex_domain_energy(ex, paper_form(G, u), F).to_sympy() / M),
+            "[u; P conj(u)]": str(complex_domain_energy(
+                ex, paper_form(G, u, conjugate=True), F).to_sympy() / M)}
+    return ExactValues(tuple(points), tuple(energies), tuple(gradients), tuple(characters),
+                       off_form, complex_domain, d_)
+
+
+def _exact(run: Run, G: FiniteGroup, name: str) -> Iterator[Evidence]:
+    stated = run.stated["E_star"]
+    M = G.order
+    run.derivation(exact_energy(G).derivation)
+    ev = exact_values(G)
+    run.derivation(ev.derivation)
+    labels = [f"{pt.kind}{pt.component} (d={pt.dim}), {'+' if sign > 0 else '-'}"
+              for pt, sign in ev.points]
+    yield symbolic_identity(
+        f"{name}: E at w = [u; +-Pu], u in each nontrivial real isotypic component (exact)",
+        stated=sp.Matrix([stated(M, pt.dim, pt.kind) for pt, _ in ev.points]),
+        derived=sp.Matrix(ev.energies), parameters={"group": name, "M": M, "points": labels},
+        note="u = C_k(g)_00 (type R) or 2 Re C_k(g)_00 (types C, H); derived: E from Eq. 7 "
+             "(sympy), evaluated exactly in Q(zeta_N)")
+    yield symbolic_identity(
+        f"{name}: Riemannian gradient at those points (exact)",
+        stated=sp.zeros(len(ev.gradients), 2 * M), derived=sp.Matrix(ev.gradients),
+        parameters={"group": name, "points": labels},
+        note="grad E - (w.grad E / |w|^2) w, grad E = sum_m q_m A_m w (sympy A_m)")
+    if ev.characters:
+        yield symbolic_identity(
+            f"{name}: E at w = [chi_k; P chi_k] (u in H_k with a full-rank Fourier "
+            f"coefficient), real irreps of dimension >= 2 (exact)",
+            stated=sp.Matrix([stated(M, pt.dim, pt.kind) for pt, *_ in ev.characters]),
+            derived=sp.Matrix([e for _, e, _, _ in ev.characters]),
+            parameters={"group": name,
+                        "components": [pt.component for pt, *_ in ev.characters],
+                        "critical points": [c for _, _, c, _ in ev.characters],
+                        "tangent Hessian (negative, zero, positive)": [
+                            i for *_, i in ev.characters]},
+            note="Thm. 2 takes any u in H_k; the character is one such u (a critical point; "
+                 "a positive tangent eigenvalue makes it a saddle)")
+    if ev.off_form:
+        run.figure(f"{name}: exact E/M at w = [u; P R_g u] (second block not +-Pu), with "
+                   f"R_g u != +-u", ev.off_form)
+    if ev.complex_domain:
+        run.figure(f"{name}: complex-domain reading, exact E/M at u = C_k(g)_00 (complex) "
+                   f"with second block P u or P conj(u)", ev.complex_domain)
+
+
+def _measured_tolerance(run: Run, n: int, M: int, classes) -> Tolerance:
+    # Rounding. On the unit sphere sum_i sigma_i = sum_(a,b) (u_a + v_b)^2
+    # = M(|u|^2 + |v|^2) + 2 (1.u)(1.v) <= 2M, and |Yt_im| <= 1, so each c_m = (Yt^T sigma)_m
+    # errs by at most (n + M + 2) u 2M (a length-n sum, the centring, sigma itself; Higham
+    # ch. 3). E = 1/2 sum c_m^2 then errs by sum |c_m| |dc_m| <= sqrt(2 M E) (n + M + 2) u 2M,
+    # i.e. relatively 2 (n + M + 2) u M sqrt(2M / E).
+    # Convergence: at Riemannian gradient norm g near a Morse-Bott maximum whose smallest
+    # non-zero |eigenvalue| is mu, E* - E <= g^2 / (2 mu).
+    u = unit_roundoff(run.dtype)
+    worst = 0.0
+    for c in classes:
+        mu = float(c.spectra.abs()[c.spectra.abs() > c.null_threshold].min())
+        conv = c.grad_norm**2 / (2 * mu * c.energy)
+        rounding = 2 * (n + M + 2) * u * M * (2 * M / c.energy) ** 0.5
+        worst = max(worst, conv + rounding)
+    return Tolerance(worst, f"rounding 2(n+M+2) u M sqrt(2M/E) (n={n}, u={u:.1e}) plus "
+                            f"convergence g^2/(2 mu E) at the largest gradient norm g")
+
+
+def _measured(run: Run, G: FiniteGroup, name: str) -> Iterator[Evidence]:
+    stated = run.stated["E_star"]
+    tl = landscape(run, name)
+    L, M, n = tl.landscape, G.order, G.order**2
+    reals = real_irreps(G)
+    found = maxima(tl)
+    converged = int(L.ascent.converged.sum())
+    run.assume(f"{name}: ascent converged", converged == len(L.ascent.converged),
+               "every start reached Riemannian gradient norm <= gtol",
+               f"{converged} of {len(L.ascent.converged)} starts in {L.ascent.steps} steps")
+    u = unit_roundoff(run.dtype)
+    decrease = float(L.ascent.largest_decrease.max())
+    run.assume(f"{name}: ascent monotone", decrease <= 1e3 * u * M,
+               "E never decreased by more than rounding (1e3 u M) along the ascent",
+               f"largest decrease {decrease:.2e}")
+    missing = sorted(set(range(1, len(reals))) - {c.component for c in found})
+    run.assume(f"{name}: every nontrivial real irrep reached", not missing,
+               "some start ended at a maximum in each nontrivial real isotypic component",
+               f"components not reached: {missing}")
+    saddles = [c for c in L.classes if not c.is_maximum or c.component == 0]
+    run.figure(f"{name}: landscape", {
+        "seconds": tl.seconds, "starts": len(L.ascent.converged), "steps": L.ascent.steps,
+        "lr": tl.lr, "gtol": tl.gtol, "largest decrease of E": decrease,
+        "critical points that are not maxima (or trivial component)": len(saddles),
+        "maxima": [{
+            "component": c.component, "type": reals[c.component].type,
+            "d": reals[c.component].source.dim, "E/M": c.energy / M,
+            "stated E/M": float(stated(M, reals[c.component].source.dim,
+                                       reals[c.component].type)) / M,
+            "starts": len(c.members), "grad norm": c.grad_norm,
+            "purity u, v": [c.purity_u, c.purity_v],
+            "form residual min, max": list(c.form_residual),
+            "hessian (negative, zero, positive)": [
+                int((c.spectra[0] < -c.null_threshold).sum()), c.nullity[0],
+                int((c.spectra[0] > c.null_threshold).sum())],
+            "hessian eigenvalues / M (min, max nonzero)": [
+                float(c.spectra[0].min()) / M,
+                float(c.spectra[0][c.spectra[0].abs() > c.null_threshold].max()) / M],
+        } for c in found]})
+    if not found:
+        return
+    yield compare(
+        Route.NUMERIC, f"{name}: E*/M at the distinct maxima found by ascent",
+        stated=[float(stated(M, reals[c.component].source.dim, reals[c.component].type)) / M
+                for c in found],
+        measured=[c.energy / M for c in found],
+        tolerance=_measured_tolerance(run, n, M, found),
+        parameters={"group": name, "starts": run.params["starts"],
+                    "maxima": [(c.component, reals[c.component].type,
+                                reals[c.component].source.dim) for c in found]},
+        note="maxima grouped by dominant real isotypic component and energy; stated value "
+             "from the component's type and d_k")
+    # A maximum is "pure" when both blocks lie in one real component up to sqrt(u): a
+    # converged point is within (g/mu)^2 + M u of its component (far below sqrt(u)); a
+    # genuinely mixed maximum would miss by O(1).
+    delta = u**0.5
+    impure = [c for c in found if min(c.purity_u, c.purity_v) < 1 - delta]
+    yield compare(
+        Route.NUMERIC, f"{name}: maxima not concentrated in one real isotypic component",
+        stated=0.0, measured=float(len(impure)), metric="absolute",
+        tolerance=Tolerance(0.0, "a count"), parameters={"group": name, "purity_tol": delta},
+        note="Thm. 2: no local maxima other than those in one H_k (or H_k + H_kbar)")
+    fractions = [float((L.form[c.members.to(L.form.device)] <= delta).double().mean())
+                 for c in found]
+    yield compare(
+        Route.NUMERIC, f"{name}: fraction of each maximum's starts of the form [u; +-Pu]",
+        stated=[1.0] * len(found), measured=fractions, metric="absolute",
+        tolerance=Tolerance(0.0, "fractions of starts classified with residual <= sqrt(u) "
+                                 "(converged points of that form are within g/mu + u)"),
+        parameters={"group": name, "components": [c.component for c in found],
+                    "form_tol": delta},
+        note="residual min_+-|w_2 -+ P u| / |u|; Thm. 2 states the maxima are [u; +-Pu]")
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    for name in run.params["groups"]:
+        G = build_group(name)
+        if G.order <= run.params["exact_max_order"]:
+            yield from _exact(run, G, name)
+        yield from _measured(run, G, name)
+
+
+CLAIM = register(Claim(
+    id="li2.thm2",
+    paper=PAPER,
+    kind="theorem",
+    title="Local maxima of E on the group task: [u; +-Pu] with E* = M/(8d_k) or M/(16d_k)",
+    source="Thm. 2, §4.2; proof App. A.1 (Eqs. 13-25)",
+    statement=r"\sigma(x)=x^2,\ n=M^2,\ \|\mathbf w\|=1:\ \text{the local maxima of }"
+              r"\mathcal E\text{ are }\mathbf w^\ast=[\mathbf u;\pm P\mathbf u];\ "
+              r"\mathbf u\in\mathcal H_k\ (\text{real irrep}):\ \mathcal E^\ast=M/(8d_k);\ "
+              r"\mathbf u\in\mathcal H_k\oplus\mathcal H_{\bar k}\ (\text{complex pair}):\ "
+              r"\mathcal E^\ast=M/(16d_k);\ \text{no other local maxima}",
+    reading=r"Real domain: \mathbf w=[\mathbf u;\mathbf w_2]\in\mathbb R^{2M} on the unit "
+            r"sphere, \mathcal E=\tfrac12\|\tilde Y^\top(X\mathbf w)^{\circ2}\|^2 on all M^2 "
+            r"pairs, \tilde Y=P_1^\perp Y. d_k is the complex dimension of the irrep; "
+            r"\mathcal H_k the real isotypic component (a conjugate pair is one component). "
+            r"Type H (e.g. Q_8), which the theorem does not name, is read like a complex "
+            r"pair: its real irrep has dimension 2d_k, so the stated value is M/(16d_k) "
+            r"(equivalently M/(8d_R) for every type, d_R the real dimension). Exact route: "
+            r"\mathbf u=C_k(g)_{00} (type R) or 2\,\mathrm{Re}\,C_k(g)_{00} (C, H), which "
+            r"lies in \mathcal H_k, and also \mathbf u=\chi_k for real irreps with d_k\ge2. "
+            r"Measured route: maxima found by projected gradient ascent, grouped by dominant "
+            r"component and energy; a point is a maximum when the Riemannian gradient is "
+            r"below gtol and no tangent Hessian eigenvalue exceeds sqrt(u) of the largest. "
+            r"The complex-domain reading (second block P\mathbf u or P\bar{\mathbf u}, "
+            r"holomorphic \sigma, Hermitian norms) is evaluated exactly and reported as a "
+            r"figure. Not checked: that different maxima are disconnected; the extension to "
+            r"\sigma=ax+bx^2.",
+    parameters={
+        "quick": {"groups": ("Z3", "Z4", "Z7", "Z8", "Z3xZ3", "S3", "D4", "Q8"),
+                  "exact_max_order": 9, **ASCENT["quick"]},
+        "full": {"groups": ("Z3", "Z4", "Z7", "Z8", "Z11", "Z12", "Z23", "Z71", "Z3xZ3",
+                            "Z2xZ4", "S3", "D4", "D5", "A4", "S4", "Q8"),
+                 "exact_max_order": 12, **ASCENT["full"]},
+    },
+    stated={"E_star": stated_max_energy},
+    check=check,
+    control=NegativeControl("d_k^2 in place of d_k: M/(8d_k^2), M/(16d_k^2)",
+                            {"E_star": squared_dimension_energy}),
+    assumptions=(
+        Assumption("ascent step within the stability range",
+                   "lr = lr_scale / M with lr_scale <= 0.5 keeps lr |lambda| < 2 at the maxima "
+                   "(tangent Hessian eigenvalues in [-4M, 0))",
+                   lambda p: 0 < p["lr_scale"] <= 0.5),
+    ),
+))
