@@ -20,13 +20,15 @@ from numerics.landscape import (
     tangent_spectrum,
 )
 from numerics.random import make_generator, randn
+from theory.group_energy import (
+    exact_energy,
+    irrep_points,
+    paper_form,
+)
 from theory.groups import cyclic, dihedral, direct_product, quaternion
 from theory.irreps import irreps
 from verify.claims.li2.groups_defs import float_projectors
 from verify.claims.li2.thm2 import (
-    exact_energy,
-    irrep_points,
-    paper_form,
     tangent_inertia,
 )
 

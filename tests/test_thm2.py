@@ -18,17 +18,19 @@ from hypothesis import strategies as st
 from numerics.activations import activation
 from numerics.group_task import group_energy, group_task
 from numerics.random import make_generator
-from theory.groups import cyclic, dihedral, direct_product, quaternion
-from theory.irreps import irreps, real_irreps
-from verify.claims.li2.thm2 import (
+from theory.group_energy import (
     complex_domain_energy,
     exact_energy,
     irrep_points,
     normalised_energy,
     paper_form,
     riemannian_gradient,
-    stated_max_energy,
     translate,
+)
+from theory.groups import cyclic, dihedral, direct_product, quaternion
+from theory.irreps import irreps, real_irreps
+from verify.claims.li2.thm2 import (
+    stated_max_energy,
 )
 from verify.registry import get
 from verify.runner import run_claim

@@ -18,17 +18,19 @@ from numerics.activations import activation
 from numerics.group_task import group_task
 from numerics.landscape import energy_hessian
 from theory.finite_group import FiniteGroup
+from theory.group_energy import (
+    exact_energy,
+    irrep_points,
+    paper_form,
+)
 from theory.irreps import irreps, real_irreps
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
 from verify.claims.li2.groups_defs import build_group
 from verify.claims.li2.thm2 import (
     ASCENT,
-    exact_energy,
-    irrep_points,
     landscape,
     maxima,
-    paper_form,
     tangent_inertia,
 )
 from verify.evidence import Evidence, Route, Tolerance, compare
