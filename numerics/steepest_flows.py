@@ -11,15 +11,13 @@ steepest mirror flow in :math:`x` (Never Saddle §3-§4), batched.
   metric of the product flow, :math:`M = P'(u)` with :math:`P(u) = \prod_i(u + c_i) = |x|^q`
   (the form :func:`theory.reparam_balance.derive_product_metric` derives), solved for
   :math:`u` by Newton's method.
-* Explicit integrators with known order: RK4 (4), Heun (2), Euler (1; one Euler step of the
-  :math:`q = 1` field with decoupled decay is one step of sign descent, i.e. AdamW with
-  :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`). :func:`observed_order` and
-  :func:`richardson_error` turn a step-halving ladder into a measured order and an error
-  estimate.
+* Integrators are in :mod:`numerics.integrators` (one Euler step of the :math:`q = 1` field
+  with decoupled decay is one step of sign descent, i.e. AdamW with :math:`\beta_1 = \beta_2
+  = 0`, :math:`\epsilon = 0`); step-halving studies in :mod:`numerics.step_studies`.
 
 For :math:`q < 2` the field is not Lipschitz where a gradient coordinate or a factor vanishes,
 and for :math:`q = 1` it is discontinuous there: a fixed-step scheme then chatters around the
-switching surface. :func:`sign_changes` counts that; nothing here smooths it away.
+switching surface. :func:`numerics.step_studies.sign_changes` counts that; nothing here smooths it away.
 """
 from __future__ import annotations
 
@@ -31,9 +29,9 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
+from numerics.integrators import Trajectory, integrate
 
 GradFn = Callable[[torch.Tensor], torch.Tensor]
-Field = Callable[[float, torch.Tensor], torch.Tensor]
 
 
 def check_exponent(q: torch.Tensor | float) -> None:
@@ -234,109 +232,6 @@ class DifferenceOfPowersFlow:
                             self.D * W[1] ** (self.D - 1) * g])
 
 
-# --- integrators ------------------------------------------------------------------------------
-
-def euler_step(field: Field, t: float, y: torch.Tensor, dt: float) -> torch.Tensor:
-    """Explicit Euler (order 1): with the q = 1 field, one step of sign descent."""
-    return y + dt * field(t, y)
-
-
-def heun_step(field: Field, t: float, y: torch.Tensor, dt: float) -> torch.Tensor:
-    """Heun's method, the explicit trapezoidal rule (order 2)."""
-    k1 = field(t, y)
-    k2 = field(t + dt, y + dt * k1)
-    return y + 0.5 * dt * (k1 + k2)
-
-
-def rk4_step(field: Field, t: float, y: torch.Tensor, dt: float) -> torch.Tensor:
-    """Classical Runge-Kutta (order 4)."""
-    k1 = field(t, y)
-    k2 = field(t + 0.5 * dt, y + 0.5 * dt * k1)
-    k3 = field(t + 0.5 * dt, y + 0.5 * dt * k2)
-    k4 = field(t + dt, y + dt * k3)
-    return y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-
-
-#: name -> (one step, classical order on smooth fields)
-METHODS = {"euler": (euler_step, 1), "heun": (heun_step, 2), "rk4": (rk4_step, 4)}
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """``times`` (R,), ``values`` (R, ...) of ``observe(t, y)`` at the records, ``final`` y."""
-
-    times: torch.Tensor
-    values: torch.Tensor
-    final: torch.Tensor
-
-
-def integrate(field: Field, y0: torch.Tensor, *, dt: float, steps: int, method: str = "rk4",
-              record_every: int = 1,
-              observe: Callable[[float, torch.Tensor], torch.Tensor] | None = None
-              ) -> Trajectory:
-    """Integrate ``dy/dt = field(t, y)`` from ``y0`` at ``t = 0`` with a fixed step, recording
-    ``observe(t, y)`` (default ``y``) at ``t = 0`` and every ``record_every`` steps.
-
-    Raises :class:`Diverged` when the state becomes NaN/Inf.
-    """
-    if method not in METHODS:
-        raise ValueError(f"method: {method!r} is not one of {', '.join(METHODS)}")
-    if not (dt > 0 and math.isfinite(dt)):
-        raise ValueError(f"dt: {dt!r} must be a finite number > 0")
-    if not (isinstance(steps, int) and steps >= 1):
-        raise ValueError(f"steps: {steps!r} must be an integer >= 1")
-    if not (isinstance(record_every, int) and record_every >= 1):
-        raise ValueError(f"record_every: {record_every!r} must be an integer >= 1")
-    step, _ = METHODS[method]
-    observe = observe or (lambda t, y: y)
-    y = y0
-    times, values = [0.0], [observe(0.0, y)]
-    for k in range(1, steps + 1):
-        y = step(field, (k - 1) * dt, y, dt)
-        if k % record_every == 0 or k == steps:
-            if not bool(torch.isfinite(y).all()):
-                raise Diverged(f"{method}: non-finite state at t = {k * dt:.4g} (dt = {dt:.3g})")
-            times.append(k * dt)
-            values.append(observe(k * dt, y))
-    return Trajectory(torch.tensor(times, dtype=torch.float64), torch.stack(values), y)
-
-
-@dataclass(frozen=True)
-class Rest:
-    """Outcome of :func:`integrate_to_rest`: the final state, the number of steps, the speed
-    at the end of each chunk and the chunk's duration."""
-
-    final: torch.Tensor
-    steps: int
-    speeds: torch.Tensor
-    chunk_time: float
-
-    def remaining(self) -> float:
-        r"""Distance still to travel if the speed keeps decaying at the rate
-        :math:`\kappa` of the last two chunks: :math:`v/\kappa` (inf if not decaying)."""
-        if self.speeds.numel() < 2 or self.speeds[-1] >= self.speeds[-2]:
-            return math.inf
-        kappa = math.log(float(self.speeds[-2] / self.speeds[-1])) / self.chunk_time
-        return float(self.speeds[-1]) / kappa
-
-
-def integrate_to_rest(field: Field, y0: torch.Tensor, *, dt: float, chunk: int,
-                      speed: Callable[[float, torch.Tensor], float], tol: float,
-                      max_steps: int, method: str = "rk4") -> Rest:
-    """Integrate an autonomous ``field`` (each chunk restarts its clock at 0) in chunks of
-    ``chunk`` steps until ``speed(t, y) <= tol`` (or ``max_steps``), recording the speed after
-    each chunk (for :meth:`Rest.remaining`)."""
-    y, t, steps, speeds = y0, 0.0, 0, []
-    while steps < max_steps:
-        trajectory = integrate(field, y, dt=dt, steps=chunk, method=method, record_every=chunk)
-        y, steps = trajectory.final, steps + chunk
-        t = steps * dt
-        speeds.append(speed(t, y))
-        if speeds[-1] <= tol:
-            break
-    return Rest(y, steps, torch.tensor(speeds, dtype=torch.float64), chunk * dt)
-
-
 def steepest_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, steps: int,
                      record_every: int = 1,
                      observe: Callable[[float, torch.Tensor], torch.Tensor] | None = None
@@ -347,50 +242,6 @@ def steepest_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, steps: i
     term (same settings)."""
     return integrate(flow, W0, dt=lr, steps=steps, method="euler", record_every=record_every,
                      observe=observe)
-
-
-# --- step-size studies ------------------------------------------------------------------------
-
-def ladder_differences(values: list[torch.Tensor]) -> torch.Tensor:
-    r""":math:`\max|v_{h/2^k} - v_{h/2^{k+1}}|` for consecutive entries of a halving ladder."""
-    return torch.stack([(a - b).abs().max() for a, b in zip(values, values[1:])])
-
-
-def observed_order(errors: torch.Tensor) -> torch.Tensor:
-    r"""Least-squares slope of :math:`\log_2 e` against :math:`-\log_2 h` over a halving ladder
-    (errors at :math:`h, h/2, h/4, \ldots`): the measured order."""
-    k = torch.arange(errors.numel(), dtype=torch.float64)
-    logs = torch.log2(errors.to(torch.float64))
-    k_c = k - k.mean()
-    return -(k_c * (logs - logs.mean())).sum() / (k_c**2).sum()
-
-
-def richardson_error(values: list[torch.Tensor], *, order: float = 1.0) -> tuple[float, float]:
-    r"""Error estimate of the finest entry of a halving ladder, and the observed order.
-
-    With :math:`d = \max|v_{K-2} - v_{K-1}|` the finest value is off by about
-    :math:`d/(2^{p} - 1)` when the error falls at order :math:`p`; the default :math:`p = 1`
-    assumes only first-order convergence, which the non-Lipschitz (:math:`1 < q < 2`) and
-    discontinuous (:math:`q = 1`) fields still give, however irregular the observed order.
-    The observed order :math:`\log_2(d_{K-3}/d_{K-2})` needs three entries (NaN with two).
-    """
-    if len(values) < 2:
-        raise ValueError(f"values: a ladder needs >= 2 step sizes, got {len(values)}")
-    if order <= 0:
-        raise ValueError(f"order: {order!r} must be > 0")
-    diffs = ladder_differences(values)
-    d_fine = float(diffs[-1])
-    p_hat = math.nan
-    if len(values) >= 3 and d_fine > 0 and float(diffs[-2]) > 0:
-        p_hat = math.log2(float(diffs[-2]) / d_fine)
-    return d_fine / (2.0**order - 1.0), p_hat
-
-
-def sign_changes(values: torch.Tensor) -> torch.Tensor:
-    """Number of sign changes along dim 0 (records), per entry: chattering of a gradient
-    coordinate around 0, or zero crossings of a factor."""
-    s = torch.sign(values)
-    return ((s[1:] * s[:-1]) < 0).sum(0)
 
 
 # --- problems ---------------------------------------------------------------------------------

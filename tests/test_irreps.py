@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from theory.characters import _by_induction, irreducible_characters
 from theory.cyclotomic import cyclotomic_field
+from theory.group_constructors import _hamilton
 from theory.groups import (
     alternating,
     cyclic,
@@ -25,7 +26,6 @@ from theory.groups import (
     quaternion,
     symmetric,
 )
-from theory.group_constructors import _hamilton
 from theory.irreps import (
     Irrep,
     _irreps,

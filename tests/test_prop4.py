@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 from numerics.errors import Diverged
 from numerics.random import make_generator, randn
 from numerics.top_layer_flow import (
-    centred_features_with_spectrum, deviation_bound, integrate_top_layer_flow,
-    ridge_fixed_point, stable_step, top_layer_velocity)
+    centred_features_with_spectrum,
+    deviation_bound,
+    integrate_top_layer_flow,
+    ridge_fixed_point,
+    stable_step,
+    top_layer_velocity,
+)
 from numerics.two_layer import center, one_hot_labels
 from theory.identity import ZeroStatus, is_zero
 from theory.ridge import derive_ridge_fixed_point, reduced_product

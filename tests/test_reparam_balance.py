@@ -5,19 +5,43 @@ import math
 import pytest
 import sympy as sp
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from numerics.errors import Diverged
+from numerics.integrators import integrate
 from numerics.random import make_generator
 from numerics.steepest_flows import (
-    DifferenceOfPowersFlow, ProductFlow, ProductInverseMetric, SeparableQuadratic,
-    balance_offsets, bregman_projection, default_regression, depth_mask, exclusive_products,
-    factors_from_balance, integrate, ladder_differences, observed_order, steepest_descent)
+    DifferenceOfPowersFlow,
+    ProductFlow,
+    ProductInverseMetric,
+    SeparableQuadratic,
+    balance_offsets,
+    bregman_projection,
+    default_regression,
+    depth_mask,
+    exclusive_products,
+    factors_from_balance,
+    steepest_descent,
+)
+from numerics.step_studies import ladder_differences, observed_order
 from theory.reparam_balance import (
-    A_INT, ALPHA, GAMMA, Q, U, derive_balance_by_ratio, derive_balance_exponent,
-    derive_coupled_balance, derive_decoupled_balance, derive_metric_two_factors,
-    derive_metric_zero_balance, derive_product_metric, derive_woodworth_depth2,
-    derive_woodworth_depth_D, magnitudes)
+    A_INT,
+    ALPHA,
+    GAMMA,
+    Q,
+    U,
+    derive_balance_by_ratio,
+    derive_balance_exponent,
+    derive_coupled_balance,
+    derive_decoupled_balance,
+    derive_metric_two_factors,
+    derive_metric_zero_balance,
+    derive_product_metric,
+    derive_woodworth_depth2,
+    derive_woodworth_depth_D,
+    magnitudes,
+)
 
 seeds = st.integers(0, 2**31 - 1)
 depths = st.integers(2, 5)

@@ -5,12 +5,17 @@ import math
 import pytest
 import sympy as sp
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
+from numerics.integrators import METHODS, integrate
 from numerics.random import make_generator
 from numerics.steepest_flows import (
-    METHODS, check_exponent, integrate, observed_order, odd_power, richardson_error)
+    check_exponent,
+    odd_power,
+)
+from numerics.step_studies import observed_order, richardson_error
 from theory.steepest import derive_sign_limit, derive_steepest_direction, dual_exponent
 
 DIRECTION = derive_steepest_direction().result

@@ -23,7 +23,11 @@ from numerics.ridge_inverse import (
     schur_terms,
     third_party_code_ridge_inverse,
 )
-from numerics.tiny_trainer import hidden_features, modular_addition_data, train_two_layer
+from numerics.tiny_trainer import (
+    hidden_features,
+    modular_addition_data,
+    train_two_layer,
+)
 from numerics.two_layer import center
 from theory.identity import ZeroStatus, is_zero
 from theory.schur import (

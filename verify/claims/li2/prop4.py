@@ -17,19 +17,31 @@ import torch
 
 from numerics.random import make_generator, randn
 from numerics.top_layer_flow import (
-    RidgeSolution, Trajectory, centred_features_with_spectrum, deviation_bound,
-    integrate_top_layer_flow, ridge_fixed_point, stable_step)
+    RidgeSolution,
+    Trajectory,
+    centred_features_with_spectrum,
+    deviation_bound,
+    integrate_top_layer_flow,
+    ridge_fixed_point,
+    stable_step,
+)
 from numerics.two_layer import center, one_hot_labels
 from theory.ridge import derive_ridge_fixed_point, reduced_product
 from verify.arrays import eye, inv, transpose
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, compare_cases, symbolic_identity
+from verify.evidence import (
+    Evidence,
+    Route,
+    Tolerance,
+    compare,
+    compare_cases,
+    symbolic_identity,
+)
 from verify.registry import register
 from verify.run import Run
 from verify.sampling import SEED, IntRange, LogUniform, draw
 from verify.tolerances import conditioned, unit_roundoff
-
 
 # --- the paper's formulas (sympy matrices and torch tensors alike) ---------------------------
 

@@ -25,7 +25,11 @@ from numerics.energy import (
 )
 from numerics.random import make_generator, randn
 from numerics.two_layer import center, one_hot_labels
-from theory.energy import derive_energy_gradient, derive_stage2_update, freeze_activation
+from theory.energy import (
+    derive_energy_gradient,
+    derive_stage2_update,
+    freeze_activation,
+)
 from verify.arrays import elementwise, gate, transpose
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER

@@ -42,7 +42,11 @@ from numerics.ridge_inverse import (
 )
 from numerics.tiny_trainer import train_two_layer
 from numerics.two_layer import center
-from theory.schur import derive_ridge_inverse_entry, derive_schur_denominator, derive_schur_terms
+from theory.schur import (
+    derive_ridge_inverse_entry,
+    derive_schur_denominator,
+    derive_schur_terms,
+)
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity

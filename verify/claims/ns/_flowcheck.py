@@ -20,9 +20,14 @@ import numpy as np
 import sympy as sp
 import torch
 
+from numerics.integrators import integrate, integrate_to_rest
 from numerics.steepest_flows import (
-    ProductFlow, Regression, default_regression, depth_mask, integrate, integrate_to_rest,
-    observed_order, richardson_error, sign_changes)
+    ProductFlow,
+    Regression,
+    default_regression,
+    depth_mask,
+)
+from numerics.step_studies import observed_order, richardson_error, sign_changes
 from verify.evidence import Evidence, Route, Tolerance, compare
 from verify.run import Run
 from verify.tolerances import unit_roundoff

@@ -14,14 +14,31 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
+from numerics.integrators import integrate
 from numerics.steepest_flows import (
-    ProductFlow, default_regression, factors_from_balance, integrate, sign_changes)
-from theory.reparam_balance import Q, derive_balance_exponent, product_flow, sign_patterns
+    ProductFlow,
+    default_regression,
+    factors_from_balance,
+)
+from numerics.step_studies import sign_changes
+from theory.reparam_balance import (
+    Q,
+    derive_balance_exponent,
+    product_flow,
+    sign_patterns,
+)
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
 from verify.claims.ns._flowcheck import (
-    cached, grid, ladder, ladder_compare, ladder_tolerance, level_errors, order_evidence,
-    roundoff_floors)
+    cached,
+    grid,
+    ladder,
+    ladder_compare,
+    ladder_tolerance,
+    level_errors,
+    order_evidence,
+    roundoff_floors,
+)
 from verify.evidence import Evidence, symbolic_identity
 from verify.registry import register
 from verify.run import Run

@@ -16,12 +16,25 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from theory.reparam_balance import A_INT, Q, derive_balance_exponent, derive_decoupled_balance
+from theory.reparam_balance import (
+    A_INT,
+    Q,
+    derive_balance_exponent,
+    derive_decoupled_balance,
+)
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
 from verify.claims.ns._flowcheck import (
-    MODES, Grid, chattering, decay_integral, gradient_assumption, grid, ladder_compare,
-    ladder_tolerance, regression_ladder)
+    MODES,
+    Grid,
+    chattering,
+    decay_integral,
+    gradient_assumption,
+    grid,
+    ladder_compare,
+    ladder_tolerance,
+    regression_ladder,
+)
 from verify.evidence import Evidence, symbolic_identity
 from verify.registry import register
 from verify.run import Run

@@ -16,15 +16,27 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
+from numerics.integrators import integrate
 from numerics.steepest_flows import (
-    MirrorFlow, ProductFlow, bregman_projection, default_regression, factors_from_balance,
-    integrate)
+    MirrorFlow,
+    ProductFlow,
+    bregman_projection,
+    default_regression,
+    factors_from_balance,
+)
 from theory.reparam_balance import Q, derive_metric_two_factors
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
 from verify.claims.ns._flowcheck import (
-    asinh, cached, flow_limit, ladder, ladder_compare, ladder_tolerance, limit_evidence,
-    sqrt)
+    asinh,
+    cached,
+    flow_limit,
+    ladder,
+    ladder_compare,
+    ladder_tolerance,
+    limit_evidence,
+    sqrt,
+)
 from verify.evidence import Evidence, Tolerance, symbolic_identity
 from verify.registry import register
 from verify.run import Run

@@ -15,18 +15,44 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
+from numerics.integrators import integrate
 from numerics.steepest_flows import (
-    ProductFlow, SeparableQuadratic, default_regression, factors_from_balance, integrate,
-    sign_changes, steepest_descent)
+    ProductFlow,
+    SeparableQuadratic,
+    default_regression,
+    factors_from_balance,
+    steepest_descent,
+)
+from numerics.step_studies import sign_changes
 from theory.reparam_balance import (
-    A_INT, ALPHA, GAMMA, Q, balance_rate, derive_balance_exponent, derive_coupled_balance,
-    derive_decoupled_balance, magnitudes, product_flow)
+    A_INT,
+    ALPHA,
+    GAMMA,
+    Q,
+    balance_rate,
+    derive_balance_exponent,
+    derive_coupled_balance,
+    derive_decoupled_balance,
+    magnitudes,
+    product_flow,
+)
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
 from verify.claims.ns._flowcheck import (
-    MODES, Grid, decay_integral, exp, gradient_assumption, grid, ladder, ladder_compare,
+    MODES,
+    Grid,
+    decay_integral,
+    exp,
+    gradient_assumption,
+    grid,
+    ladder,
+    ladder_compare,
     ladder_tolerance,
-    level_errors, order_evidence, regression_ladder, roundoff_floors)
+    level_errors,
+    order_evidence,
+    regression_ladder,
+    roundoff_floors,
+)
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
 from verify.registry import register
 from verify.run import Run

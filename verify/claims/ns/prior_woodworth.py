@@ -19,9 +19,17 @@ import sympy as sp
 import torch
 
 from numerics.steepest_flows import (
-    DifferenceOfPowersFlow, bregman_projection, default_regression, min_norm_solutions)
+    DifferenceOfPowersFlow,
+    bregman_projection,
+    default_regression,
+    min_norm_solutions,
+)
 from theory.reparam_balance import (
-    Q, derive_metric_two_factors, derive_woodworth_depth2, derive_woodworth_depth_D)
+    Q,
+    derive_metric_two_factors,
+    derive_woodworth_depth2,
+    derive_woodworth_depth_D,
+)
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
 from verify.claims.ns._flowcheck import asinh, cached, flow_limit, limit_evidence, sqrt

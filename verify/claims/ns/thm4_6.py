@@ -20,18 +20,46 @@ import numpy as np
 import sympy as sp
 import torch
 
+from numerics.integrators import integrate
 from numerics.steepest_flows import (
-    MirrorFlow, ProductFlow, ProductInverseMetric, SeparableQuadratic, balance_offsets,
-    default_regression, factors_from_balance, integrate, product_velocity,
-    sign_changes)
-from theory.reparam_balance import Q, derive_metric_two_factors, derive_metric_zero_balance
+    MirrorFlow,
+    ProductFlow,
+    ProductInverseMetric,
+    SeparableQuadratic,
+    balance_offsets,
+    default_regression,
+    factors_from_balance,
+    product_velocity,
+)
+from numerics.step_studies import sign_changes
+from theory.reparam_balance import (
+    Q,
+    derive_metric_two_factors,
+    derive_metric_zero_balance,
+)
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
 from verify.claims.ns._flowcheck import (
-    Grid, cached, gradient_assumption, grid, ladder, ladder_compare, ladder_tolerance,
-    order_evidence, roundoff_floors, sign, sqrt)
-from verify.evidence import Evidence, Route, Tolerance, compare, compare_cases, \
-    symbolic_identity
+    Grid,
+    cached,
+    gradient_assumption,
+    grid,
+    ladder,
+    ladder_compare,
+    ladder_tolerance,
+    order_evidence,
+    roundoff_floors,
+    sign,
+    sqrt,
+)
+from verify.evidence import (
+    Evidence,
+    Route,
+    Tolerance,
+    compare,
+    compare_cases,
+    symbolic_identity,
+)
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import unit_roundoff
