@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
-
 from sympy.polys.rings import PolyElement, ring
 
 from theory.derivation import Derivation
