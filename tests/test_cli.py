@@ -113,3 +113,19 @@ def test_internal_error_exits_3_with_one_line(monkeypatch, capsys):
     assert main(["list"]) == 3
     err = capsys.readouterr().err.strip()
     assert "internal error" in err and "\n" not in err
+
+
+def test_every_builtin_claim_module_loads():
+    from tests.conftest import LOAD_FAILURES
+
+    assert LOAD_FAILURES == {}
+
+
+def test_a_broken_claim_module_is_reported_and_the_rest_still_run(tmp_path, monkeypatch, capsys):
+    import verify.cli
+
+    monkeypatch.setattr(verify.cli.registry, "load_builtin_claims",
+                        lambda: {"verify.claims.x.broken": "SyntaxError: invalid syntax"})
+    assert main(["check", "li2.eq2", "--json", str(tmp_path / "r.json")]) == 0
+    captured = capsys.readouterr()
+    assert "verify.claims.x.broken" in captured.err and "li2.eq2" in captured.out

@@ -160,7 +160,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        registry.load_builtin_claims()
+        for module, problem in registry.load_builtin_claims().items():
+            print(f"{PROG}: warning: claims in {module} not loaded ({problem})", file=sys.stderr)
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check}[args.command](args)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -34,12 +34,22 @@ def unregister(claim_id: str) -> None:
         _ALIASES.pop(alias, None)
 
 
-def load_builtin_claims() -> None:
-    """Import every module under ``verify.claims``; each registers its claims on import."""
+def load_builtin_claims() -> dict[str, str]:
+    """Import every module under ``verify.claims``; each registers its claims on import.
+
+    A module that fails to import does not take the others down: the failures come back as
+    ``{module: "ExceptionType: message"}`` for the caller to report.
+    """
     import verify.claims as package
 
-    for info in pkgutil.walk_packages(package.__path__, prefix="verify.claims."):
-        importlib.import_module(info.name)
+    failures: dict[str, str] = {}
+    for info in pkgutil.walk_packages(package.__path__, prefix="verify.claims.",
+                                      onerror=lambda name: failures.setdefault(name, "")):
+        try:
+            importlib.import_module(info.name)
+        except Exception as exc:  # noqa: BLE001 - reported to the user, the rest still load
+            failures[info.name] = f"{type(exc).__name__}: {exc}"
+    return failures
 
 
 def all_claims() -> list[Claim]:
