@@ -40,6 +40,7 @@ def _sigmoid_derivative(z: torch.Tensor) -> torch.Tensor:
 
 ACTIVATIONS: dict[str, Activation] = {
     a.name: a for a in (
+        Activation("linear", lambda z: z, torch.ones_like),
         Activation("x2", torch.square, lambda z: 2 * z),
         Activation("relu", torch.relu, lambda z: (z > 0).to(z.dtype)),
         Activation("silu", torch.nn.functional.silu, _silu_derivative),

@@ -232,3 +232,38 @@ def paper_form(G: FiniteGroup, u: Sequence[Cyc], sign: int = 1,
 def translate(G: FiniteGroup, u: Sequence[Cyc], g: int) -> list[Cyc]:
     r""":math:`R_g\mathbf u`, :math:`(R_g\mathbf u)_b=u_{g^{-1}b}`."""
     return [u[G.table[G.inverse[g]][b]] for b in range(G.order)]
+
+
+# --- the linear activation: the LDA remark ---------------------------------------------------
+
+def task_matrices(G: FiniteGroup, pairs: list[tuple[int, int]] | None = None
+                  ) -> tuple[sp.Matrix, sp.Matrix]:
+    r"""Exact :math:`X` (rows :math:`[\mathbf e_{h_1};\mathbf e_{h_2}]`) and one-hot :math:`Y`
+    (column :math:`h_1h_2`) over ``pairs`` (default: all :math:`M^2`, :math:`h_1`-major)."""
+    M = G.order
+    pairs = [(a, b) for a in range(M) for b in range(M)] if pairs is None else pairs
+    if not pairs:
+        raise ValueError("pairs: needs at least one pair")
+    X, Y = sp.zeros(len(pairs), 2 * M), sp.zeros(len(pairs), M)
+    for i, (a, b) in enumerate(pairs):
+        X[i, a] = X[i, M + b] = 1
+        Y[i, G.table[a][b]] = 1
+    return X, Y
+
+
+@lru_cache(maxsize=32)
+def exact_full_cross(G: FiniteGroup) -> tuple[sp.Matrix, sp.Expr, Derivation]:
+    r""":math:`\tilde Y^\top X` and :math:`\mathcal E(\mathbf w)=\tfrac12\|\tilde Y^\top X
+    \mathbf w\|^2` (expanded, symbolic :math:`\mathbf w`) on the full task, exactly."""
+    M, n = G.order, G.order**2
+    d_ = Derivation(f"Yt^T X on the full {G.name} task (sympy, exact)")
+    X, Y = task_matrices(G)
+    d_.step(f"Y^T X (class m, coordinate): the number of the {n} pairs with h1 h2 = m and "
+            f"that coordinate; each class has one pair per h1 and one per h2:", Y.T * X)
+    Yt = centering_matrix(n) * Y
+    cross = (Yt.T * X).applyfunc(sp.nsimplify)
+    d_.step("Yt = (I - 11^T/n) Y; Yt^T X =", cross)
+    w = sp.Matrix(sp.symbols(f"w0:{2 * M}", real=True))
+    energy = sp.expand(((cross * w).T * (cross * w))[0, 0] / 2)
+    d_.step("E(w) = 1/2 |Yt^T X w|^2 (sigma linear) =", energy)
+    return cross, energy, d_
