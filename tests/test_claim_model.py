@@ -141,3 +141,16 @@ def test_registry_ids_aliases_and_globs():
         with pytest.raises(ValueError, match="twice"):
             from verify.registry import register
             register(make_claim("test.dup"))
+
+
+def test_unmeasurable_item_is_inconclusive_with_its_reason():
+    from verify.evidence import undecided
+
+    def check(run):
+        yield from gauss_check(run)
+        yield undecided(Route.RATE, "order", "below the roundoff floor",
+                        tolerance=Tolerance(0.5, "test"))
+
+    result = run_claim(make_claim(check=check))
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "below the roundoff floor" in result.reason

@@ -238,6 +238,24 @@ def symbolic_identity(
         note="; ".join(x for x in (note, detail) if x))
 
 
+def undecided(
+    route: Route,
+    quantity: str,
+    reason: str,
+    *,
+    tolerance: Tolerance,
+    parameters: Mapping[str, Any] | None = None,
+) -> Evidence:
+    """An item that could not be measured here (e.g. below the dtype's roundoff floor).
+
+    ``ok`` is None, so the claim is inconclusive with ``reason``, never passed or failed.
+    """
+    return Evidence(route=route, quantity=quantity, stated=None, derived=None, measured=None,
+                    metric="none", discrepancy=None, tolerance=tolerance,
+                    parameters=dict(parameters or {}), finite=True, comparisons={},
+                    note=reason)
+
+
 def worst(evidence: Sequence[Evidence]) -> Evidence | None:
     """The item furthest from its tolerance (the run's key figure)."""
     return max(evidence, key=lambda e: (e.ok is not True, e.ratio), default=None)

@@ -71,7 +71,7 @@ class ClaimResult:
         e = worst(self.evidence)
         if e is None:
             return self.reason
-        d = "n/a" if e.discrepancy is None else f"{e.discrepancy:.1e}"
+        d = "undecided" if e.discrepancy is None else f"{e.discrepancy:.1e}"
         if not e.finite:
             d = "non-finite"
         return f"{e.quantity}: {d} (tol {e.tolerance.value:.0e})"

@@ -36,7 +36,9 @@ def verdict_from_evidence(evidence: Sequence[Evidence]) -> tuple[Verdict, str]:
         return Verdict.FAIL, f"routes disagree beyond tolerance in: {_names(failed)}"
     undecided = [e for e in evidence if e.ok is None]
     if undecided:
-        return Verdict.INCONCLUSIVE, f"undecided: {_names(undecided)}"
+        detail = "; ".join(f"{e.quantity} [{e.route.value}]" + (f" ({e.note})" if e.note else "")
+                           for e in undecided)
+        return Verdict.INCONCLUSIVE, f"undecided: {detail}"
     return Verdict.PASS, f"all {len(evidence)} evidence items agree within tolerance"
 
 

@@ -49,7 +49,14 @@ from theory.schur import (
 )
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.evidence import (
+    Evidence,
+    Route,
+    Tolerance,
+    compare,
+    symbolic_identity,
+    undecided,
+)
 from verify.registry import register
 from verify.run import Run
 from verify.sampling import SEED, IntRange, LogUniform, draw
@@ -179,9 +186,8 @@ def _sign_evidence(run: Run, route: Route, quantity: str, beta: torch.Tensor, b:
     tol = Tolerance(0.0, "exact: every pair whose |beta| and |b_jl| exceed their rounding "
                          "bounds must obey the rule; the others are excluded and counted")
     if not determined.any():
-        return compare(route, quantity, stated=math.nan, derived=math.nan,
-                       tolerance=tol, parameters=parameters, metric="absolute",
-                       note="no pair's sign is determined at this precision")
+        return undecided(route, quantity, "no pair's sign is determined at this precision",
+                         tolerance=tol, parameters=parameters)
     return compare(route, quantity, stated=predicted, derived=observed, tolerance=tol,
                    parameters=parameters, metric="absolute",
                    note=f"{int(determined.sum())} determined, "

@@ -28,7 +28,7 @@ from numerics.steepest_flows import (
     depth_mask,
 )
 from numerics.step_studies import observed_order, richardson_error, sign_changes
-from verify.evidence import Evidence, Route, Tolerance, compare
+from verify.evidence import Evidence, Route, Tolerance, compare, undecided
 from verify.run import Run
 from verify.tolerances import unit_roundoff
 
@@ -154,16 +154,20 @@ def order_evidence(quantity: str, errors: torch.Tensor, *, nominal_order: int,
         kept = column[column > ABOVE_FLOOR * floors]
         if kept.numel() >= 2:
             orders.append(float(observed_order(kept)))
-    measured = np.array(orders if orders else [math.nan])
+    tolerance = Tolerance(ORDER_SLACK, f"observed order of an order-{nominal_order} method is "
+                                       f"{nominal_order} + O(h); {ORDER_SLACK} allows a factor "
+                                       f"2^{ORDER_SLACK} of higher-order contamination in the "
+                                       f"error ratio")
+    parameters = {**parameters, "cases_with_an_order": len(orders), "cases": errors.shape[1],
+                  "largest_error_by_level": errors.max(-1).values}
+    if not orders:
+        return undecided(Route.RATE, quantity, "no case has two step sizes above the roundoff "
+                         "floor: the order cannot be measured at this precision",
+                         tolerance=tolerance, parameters=parameters)
+    measured = np.array(orders)
     return compare(Route.RATE, quantity, derived=np.full_like(measured, nominal_order),
-                   measured=measured, metric="absolute",
-                   tolerance=Tolerance(ORDER_SLACK, f"observed order of an order-"
-                                       f"{nominal_order} method is {nominal_order} + O(h); "
-                                       f"{ORDER_SLACK} allows a factor 2^{ORDER_SLACK} of "
-                                       f"higher-order contamination in the error ratio"),
-                   parameters={**parameters, "cases_with_an_order": len(orders),
-                               "cases": errors.shape[1],
-                               "largest_error_by_level": errors.max(-1).values})
+                   measured=measured, metric="absolute", tolerance=tolerance,
+                   parameters=parameters)
 
 
 def roundoff_floors(dtype: torch.dtype, steps: int, levels: int, scale: float
