@@ -154,3 +154,15 @@ def test_unmeasurable_item_is_inconclusive_with_its_reason():
     result = run_claim(make_claim(check=check))
     assert result.verdict is Verdict.INCONCLUSIVE
     assert "below the roundoff floor" in result.reason
+
+
+def test_inequality_evidence():
+    from verify.evidence import at_least
+
+    tol = Tolerance(1e-12, "test")
+    assert at_least(Route.PROPERTY, "q", measured=[2.0, 3.0], bound=[1.0, 3.0],
+                    tolerance=tol).ok is True
+    low = at_least(Route.PROPERTY, "q", measured=[2.0, 1.0], bound=[1.0, 4.0], tolerance=tol)
+    assert low.ok is False and low.discrepancy == pytest.approx(0.75)
+    assert at_least(Route.PROPERTY, "q", measured=[math.nan], bound=[1.0],
+                    tolerance=tol).ok is None

@@ -1,0 +1,135 @@
+r"""li2.lemma11: Lemma 11, :math:`\|\tilde Y\tilde Y^\top\tilde F\|_F\ge\sigma_{\min}(\tilde F)
+\|\tilde Y\tilde Y^\top\|_F` for :math:`\tilde F` of full column rank and :math:`\tilde Y\ne0`.
+
+Routes: the paper's lower bound (stated) against the left side computed from its definition,
+exactly on the smallest instance we know and in float64 over sampled instances (measured);
+and over instances that also satisfy realisability (A2), :math:`\mathrm{col}(\tilde Y)
+\subseteq\mathrm{col}(\tilde F)`, an assumption the lemma does not state.
+
+Why (A2) matters: :math:`\|A\tilde F\|_F^2=\mathrm{tr}(A\tilde F\tilde F^\top A^\top)`, and the
+proof's step :math:`\tilde F\tilde F^\top\succeq\sigma_{\min}^2I` fails whenever :math:`K<n`
+(:math:`\tilde F\tilde F^\top` has a null space); the bound holds on the columns of
+:math:`\tilde Y\tilde Y^\top` that lie in :math:`\mathrm{col}(\tilde F)`, i.e. under (A2).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import sympy as sp
+import torch
+
+from numerics.random import make_generator, randn
+from numerics.two_layer import center, one_hot_labels
+from theory.derivation import Derivation
+from theory.matrices import centering_matrix
+from verify.claim import Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.evidence import EXACT, Evidence, Route, at_least
+from verify.registry import register
+from verify.run import Run
+from verify.sampling import SEED, IntRange, draw
+from verify.tolerances import roundoff
+
+
+def sigma_min(Ft: torch.Tensor) -> torch.Tensor:
+    """The singular value in the paper's bound: the smallest of the K singular values."""
+    return torch.linalg.svdvals(Ft)[..., -1]
+
+
+def sigma_max(Ft: torch.Tensor) -> torch.Tensor:
+    """Planted error: the largest singular value in place of the smallest."""
+    return torch.linalg.svdvals(Ft)[..., 0]
+
+
+def _sides(Ft: torch.Tensor, Yt: torch.Tensor, sigma) -> tuple[torch.Tensor, torch.Tensor]:
+    A = Yt @ Yt.transpose(-1, -2)
+    lhs = torch.linalg.matrix_norm(A @ Ft)
+    return lhs, sigma(Ft) * torch.linalg.matrix_norm(A)
+
+
+def smallest_counterexample() -> Derivation:
+    r"""n = 3, K = 1, M = 2: :math:`F=(0,1,2)^\top`, labels (0, 1, 0). Then
+    :math:`\tilde F\propto(-1,0,1)^\top\perp\tilde Y\propto(-1,2,-1)^\top`, so the left side is 0
+    while the right side is positive. (With n = 2 every centred column is a multiple of
+    (1, -1), so no smaller counterexample exists.)"""
+    d = Derivation("Lemma 11 at n=3, K=1, M=2 (exact)")
+    P = centering_matrix(3)
+    Ft = d.step("Ft = P F, F = (0, 1, 2)^T", P * sp.Matrix([0, 1, 2]))
+    Yt = d.step("Yt = P Y, labels (0, 1, 0)", P * sp.Matrix([[1, 0], [0, 1], [1, 0]]))
+    A = Yt * Yt.T
+    lhs_sq = d.step("||Yt Yt^T Ft||_F^2", sp.nsimplify(sum(e**2 for e in A * Ft)))
+    sigma_sq = d.step("sigma_min(Ft)^2 = Ft^T Ft (K = 1)", (Ft.T * Ft)[0, 0])
+    rhs_sq = d.step("sigma_min^2 ||Yt Yt^T||_F^2", sp.nsimplify(sigma_sq * sum(e**2 for e in A)))
+    d.result = (lhs_sq, rhs_sq, Ft, Yt)
+    return d
+
+
+SPACE = {"n": IntRange(3, 40), "K": IntRange(1, 39), "M": IntRange(2, 8), "seed": SEED}
+
+
+def _draw(c: dict, run: Run, realisable: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    g = make_generator(c["seed"])
+    n, K, M = c["n"], min(c["K"], c["n"] - 1), c["M"]
+    Ft = center(randn(n, K, generator=g, device=run.device, dtype=run.dtype))
+    if realisable:  # (A2): every column of Yt is a combination of the columns of Ft
+        Yt = Ft @ randn(K, M, generator=g, device=run.device, dtype=run.dtype)
+    else:
+        Yt = center(one_hot_labels(n, M, g, device=run.device, dtype=run.dtype))
+    return Ft, Yt
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    d = run.derivation(smallest_counterexample())
+    lhs_sq, rhs_sq, Ft, Yt = d.result
+    sigma = run.stated["sigma"]
+    # The stated bound at the exact instance: sigma applied to the exact Ft (K = 1, so any
+    # singular value is |Ft|; the float conversion happens after the exact arithmetic).
+    bound_sq = float(sigma(torch.tensor([[float(x)] for x in Ft], dtype=torch.float64)) ** 2
+                     * float(sp.nsimplify(sum(e**2 for e in Yt * Yt.T))))
+    yield at_least(Route.SYMBOLIC, "||Yt Yt^T Ft||^2 >= bound^2 at n=3, K=1, M=2 (exact sides)",
+                   measured=float(lhs_sq), bound=bound_sq, tolerance=EXACT,
+                   parameters={"n": 3, "K": 1, "M": 2, "F": [0, 1, 2], "labels": [0, 1, 0]},
+                   note=f"left side {lhs_sq}, right side {rhs_sq} exactly")
+
+    rng = run.rng("property")
+    configs = [draw(SPACE, rng) for _ in range(run.params["property_cases"])]
+    for realisable, label in ((False, "one-hot labels (the lemma's assumptions)"),
+                              (True, "realisable Yt = Ft C (A2 added)")):
+        sides = [_sides(*_draw(c, run, realisable), sigma) for c in configs]
+        lhs = torch.stack([s[0] for s in sides])
+        bound = torch.stack([s[1] for s in sides])
+        full_rank = all(bool(torch.linalg.matrix_rank(_draw(c, run, realisable)[0])
+                             == min(c["K"], c["n"] - 1)) for c in configs)
+        run.assume(f"full column rank ({label})", full_rank, "Ft has rank K <= n-1",
+                   probe=realisable)
+        ratio = lhs / bound
+        worst = int(torch.argmin(ratio))
+        run.figure(f"min of lhs / bound: {label}",
+                   {"min": float(ratio.min()), "median": float(ratio.median()),
+                    "worst case": configs[worst]})
+        n_max = SPACE["n"].hi
+        yield at_least(Route.PROPERTY, f"||Yt Yt^T Ft|| >= sigma_min ||Yt Yt^T||: {label}",
+                       measured=lhs, bound=bound,
+                       tolerance=roundoff(run.dtype, 8 * n_max,
+                                          "Gram products and an SVD of length-n columns"),
+                       parameters={"cases": len(configs), "space": str(SPACE)},
+                       note=f"worst case {configs[worst]}")
+
+
+CLAIM = register(Claim(
+    id="li2.lemma11",
+    paper=PAPER,
+    kind="lemma",
+    title="Lower bound ||Yt Yt^T Ft|| >= sigma_min(Ft) ||Yt Yt^T||",
+    source="Lemma 11, App. C",
+    statement=r"\tilde F\text{ of full column rank},\ \tilde Y\ne0\ \Rightarrow\ "
+              r"\|\tilde Y\tilde Y^\top\tilde F\|_F\ge\sigma_{\min}(\tilde F)\,"
+              r"\|\tilde Y\tilde Y^\top\|_F",
+    reading=r"\sigma_{\min} is the K-th singular value of the n\times K matrix \tilde F "
+            r"(K\le n-1 after centring); \tilde Y=P_1^\perp Y with one-hot Y. Checked as "
+            r"stated, and separately with realisability (A2) added, which the proof needs.",
+    parameters={"quick": {"property_cases": 60}, "full": {"property_cases": 2000}},
+    stated={"sigma": sigma_min},
+    check=check,
+    control=NegativeControl("sigma_max in place of sigma_min", {"sigma": sigma_max}),
+))
