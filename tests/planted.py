@@ -51,3 +51,8 @@ def planted(claim: Claim):
         yield claim
     finally:
         unregister(claim.id)
+
+
+def failed_quantities(evidence) -> set[str]:
+    """The quantities of the evidence items whose routes disagreed (``ok is False``)."""
+    return {e.quantity for e in evidence if e.ok is False}

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from numerics.activations import activation
 from numerics.group_task import group_energy, group_task
 from numerics.random import make_generator
+from tests.planted import failed_quantities
 from theory.group_energy import exact_energy, normalised_energy, paper_form
 from theory.groups import cyclic
 from verify.claims.li2.cor2 import (
@@ -37,14 +38,11 @@ def cor2_result():
     return run_claim(get("li2.cor2"))
 
 
-def _failed(evidence):
-    return {e.quantity for e in evidence if e.ok is False}
-
 
 def test_cor2_fails_on_the_energies_only_and_its_control_is_rejected(cor2_result):
     r = cor2_result
     assert r.verdict is Verdict.FAIL and r.control.rejected
-    failed = _failed(r.evidence)
+    failed = failed_quantities(r.evidence)
     assert failed == {e.quantity for e in r.evidence
                       if "E at" in e.quantity or "E*/M" in e.quantity}
     # the critical-point and single-frequency parts hold

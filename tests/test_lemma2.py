@@ -22,6 +22,7 @@ from numerics.polar import (
     singular_values_eigvalsh,
 )
 from numerics.random import make_generator, random_low_rank, random_with_singular_values
+from tests.planted import failed_quantities
 from theory.identity import ZeroStatus, is_zero
 from theory.polar import (
     derive_newton_schulz_sign,
@@ -63,9 +64,6 @@ def test_claim_passes_in_float32():
     assert result.verdict is Verdict.PASS, result.reason
 
 
-def _failed(result) -> set[str]:
-    return {e.quantity for e in result.evidence if e.ok is False}
-
 
 def test_control_is_rejected_by_symbolic_and_numeric_routes():
     control = run_claim(get("li2.lemma2"), overrides=SMALL).control
@@ -79,7 +77,7 @@ def test_polar_route_fails_when_polar_is_newton_schulz(monkeypatch):
     monkeypatch.setattr(lemma2, "polar_svd", newton_schulz)
     result = run_claim(get("li2.lemma2"), control=False, overrides=SMALL)
     assert result.verdict is Verdict.FAIL
-    failed = _failed(result)
+    failed = failed_quantities(result.evidence)
     assert any(q.startswith("<polar(G), G>") for q in failed)
     assert any(q.startswith("d/de E_joint") for q in failed)
     assert any(q.startswith("||G_hat||_F^2") for q in failed)
@@ -95,14 +93,14 @@ def test_stationarity_route_fails_with_a_full_svd(monkeypatch):
     monkeypatch.setattr(lemma2, "polar_svd", full_svd_polar)
     result = run_claim(get("li2.lemma2"), control=False, overrides=SMALL)
     assert result.verdict is Verdict.FAIL
-    assert {q for q in _failed(result)} == {
+    assert {q for q in failed_quantities(result.evidence)} == {
         "||G_hat||_F^2 = rank(G) (so G_hat = 0 iff G = 0)"}
 
 
 def test_second_polar_route_can_fail(monkeypatch):
     monkeypatch.setattr(lemma2, "polar_eigh", lambda G: polar_eigh(G) * (1 + 1e-6))
     result = run_claim(get("li2.lemma2"), control=False, overrides=SMALL)
-    assert _failed(result) == {"polar factor: SVD U V^T vs G (G^T G)^{-1/2}"}
+    assert failed_quantities(result.evidence) == {"polar factor: SVD U V^T vs G (G^T G)^{-1/2}"}
 
 
 def test_ascent_route_can_fail(monkeypatch):
@@ -112,7 +110,7 @@ def test_ascent_route_can_fail(monkeypatch):
                             W, X, Y, joint_energy_gradient(W, X, Y)
                             / torch.linalg.matrix_norm(joint_energy_gradient(W, X, Y))))
     result = run_claim(get("li2.lemma2"), control=False, overrides=SMALL)
-    assert {q for q in _failed(result)} == {
+    assert {q for q in failed_quantities(result.evidence)} == {
         "d/de E_joint(W + e G_hat) at e=0 vs ||G||_*",
         "ascent rate = ||G||_* over sampled energy problems"}
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from numerics.activations import activation
 from numerics.group_task import group_energy, group_task
 from numerics.random import make_generator
+from tests.planted import failed_quantities
 from theory.group_energy import (
     complex_domain_energy,
     exact_energy,
@@ -56,15 +57,12 @@ def cor1_result():
     return run_claim(get("li2.cor1"))
 
 
-def _failed(evidence):
-    return {e.quantity for e in evidence if e.ok is False}
-
 
 def test_thm2_fails_on_the_energies_and_the_form_and_its_control_is_rejected(thm2_result):
     r = thm2_result
     assert r.verdict is Verdict.FAIL and r.control.rejected
     assert all(a.holds for a in r.assumptions), [a.name for a in r.assumptions if not a.holds]
-    failed = _failed(r.evidence)
+    failed = failed_quantities(r.evidence)
     for e in r.evidence:
         q = e.quantity
         if "Riemannian gradient" in q or "not concentrated" in q:
@@ -86,7 +84,7 @@ def test_thm2_energies_pass_with_the_factor_four_except_the_character(thm2_resul
     claim = get("li2.thm2")
     fixed = dataclasses.replace(claim, stated={"E_star": four_times_stated})
     r = run_claim(fixed, control=False)
-    failed = _failed(r.evidence)
+    failed = failed_quantities(r.evidence)
     # With 4x the stated values only the form items and the character points fail: the
     # character lies in H_k but is a saddle with E = M/(2 d_k^2), not a maximum.
     characters = {e.quantity for e in r.evidence if "chi_k" in e.quantity}

@@ -20,8 +20,7 @@ import torch
 
 from numerics.random import make_generator, randn
 from numerics.two_layer import center, one_hot_labels
-from theory.derivation import Derivation
-from theory.matrices import centering_matrix
+from theory.li2_bounds import smallest_counterexample
 from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
 from verify.evidence import EXACT, Evidence, Route, at_least
@@ -45,23 +44,6 @@ def _sides(Ft: torch.Tensor, Yt: torch.Tensor, sigma) -> tuple[torch.Tensor, tor
     A = Yt @ Yt.transpose(-1, -2)
     lhs = torch.linalg.matrix_norm(A @ Ft)
     return lhs, sigma(Ft) * torch.linalg.matrix_norm(A)
-
-
-def smallest_counterexample() -> Derivation:
-    r"""n = 3, K = 1, M = 2: :math:`F=(0,1,2)^\top`, labels (0, 1, 0). Then
-    :math:`\tilde F\propto(-1,0,1)^\top\perp\tilde Y\propto(-1,2,-1)^\top`, so the left side is 0
-    while the right side is positive. (With n = 2 every centred column is a multiple of
-    (1, -1), so no smaller counterexample exists.)"""
-    d = Derivation("Lemma 11 at n=3, K=1, M=2 (exact)")
-    P = centering_matrix(3)
-    Ft = d.step("Ft = P F, F = (0, 1, 2)^T", P * sp.Matrix([0, 1, 2]))
-    Yt = d.step("Yt = P Y, labels (0, 1, 0)", P * sp.Matrix([[1, 0], [0, 1], [1, 0]]))
-    A = Yt * Yt.T
-    lhs_sq = d.step("||Yt Yt^T Ft||_F^2", sp.nsimplify(sum(e**2 for e in A * Ft)))
-    sigma_sq = d.step("sigma_min(Ft)^2 = Ft^T Ft (K = 1)", (Ft.T * Ft)[0, 0])
-    rhs_sq = d.step("sigma_min^2 ||Yt Yt^T||_F^2", sp.nsimplify(sigma_sq * sum(e**2 for e in A)))
-    d.result = (lhs_sq, rhs_sq, Ft, Yt)
-    return d
 
 
 SPACE = {"n": IntRange(3, 40), "K": IntRange(1, 39), "M": IntRange(2, 8), "seed": SEED}
