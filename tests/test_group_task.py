@@ -27,7 +27,8 @@ from numerics.random import make_generator, randn
 from numerics.two_layer import center
 from theory.groups import cyclic, dihedral, direct_product, quaternion
 from theory.irreps import irreps, real_irreps
-from verify.claims.li2.groups_defs import build_group, eq8_exact, float_projectors
+from verify.claims.li2.groups_defs import eq8_exact
+from verify.named_groups import build_group, float_projectors
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

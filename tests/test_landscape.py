@@ -27,10 +27,10 @@ from theory.group_energy import (
 )
 from theory.groups import cyclic, dihedral, direct_product, quaternion
 from theory.irreps import irreps
-from verify.claims.li2.groups_defs import float_projectors
 from verify.claims.li2.thm2 import (
     tangent_inertia,
 )
+from verify.named_groups import float_projectors
 
 SEEDS = st.integers(0, 2**31 - 1)
 SMALL = st.one_of(st.integers(3, 8).map(cyclic), st.integers(3, 4).map(dihedral),

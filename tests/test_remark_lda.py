@@ -14,7 +14,6 @@ from numerics.group_task import group_energy, group_task
 from numerics.random import make_generator
 from theory.group_energy import exact_full_cross, task_matrices
 from theory.matrices import centering_matrix
-from verify.claims.li2.groups_defs import build_group
 from verify.claims.li2.remark_lda import (
     bottom_eigenvalue,
     eigenspace_fraction,
@@ -22,6 +21,7 @@ from verify.claims.li2.remark_lda import (
     uncentred_cross,
 )
 from verify.evidence import Route
+from verify.named_groups import build_group
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

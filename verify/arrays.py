@@ -45,3 +45,23 @@ def gate(d: Any, v: Any) -> Any:
     r""":math:`\mathrm{diag}(d)\,v` for columns ``d``, ``v``: the entrywise product, without
     forming the ``n x n`` diagonal matrix."""
     return d.multiply_elementwise(v) if isinstance(d, sp.MatrixBase) else d * v
+
+
+def exp(x: Any) -> Any:
+    """``exp`` of a sympy expression or a tensor (stated forms serve both)."""
+    return sp.exp(x) if isinstance(x, sp.Basic) else torch.exp(x)
+
+
+def sign(x: Any) -> Any:
+    """``sign`` of a sympy expression or a tensor."""
+    return sp.sign(x) if isinstance(x, sp.Basic) else torch.sign(x)
+
+
+def sqrt(x: Any) -> Any:
+    """``sqrt`` of a sympy expression or a tensor."""
+    return sp.sqrt(x) if isinstance(x, sp.Basic) else torch.sqrt(x)
+
+
+def asinh(x: Any) -> Any:
+    """``asinh`` of a sympy expression or a tensor."""
+    return sp.asinh(x) if isinstance(x, sp.Basic) else torch.asinh(x)

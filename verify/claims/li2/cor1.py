@@ -26,7 +26,6 @@ from theory.group_energy import (
 from theory.irreps import irreps, real_irreps
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.claims.li2.groups_defs import build_group
 from verify.claims.li2.thm2 import (
     ASCENT,
     landscape,
@@ -34,6 +33,7 @@ from verify.claims.li2.thm2 import (
     tangent_inertia,
 )
 from verify.evidence import Evidence, Route, Tolerance, compare
+from verify.named_groups import build_group
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import unit_roundoff

@@ -30,9 +30,9 @@ from theory.group_energy import (
 )
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.claims.li2.groups_defs import build_group
 from verify.claims.li2.thm2 import ASCENT, landscape, maxima
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.named_groups import build_group
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import unit_roundoff

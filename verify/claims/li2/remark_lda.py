@@ -27,8 +27,8 @@ from theory.finite_group import FiniteGroup
 from theory.group_energy import exact_full_cross
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.claims.li2.groups_defs import build_group
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.named_groups import build_group
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import roundoff, unit_roundoff

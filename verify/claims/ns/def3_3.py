@@ -29,7 +29,10 @@ from theory.reparam_balance import (
 )
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import (
+from verify.evidence import Evidence, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import (
     cached,
     grid,
     ladder,
@@ -39,9 +42,6 @@ from verify.claims.ns._flowcheck import (
     order_evidence,
     roundoff_floors,
 )
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
 
 
 def stated_balance(m, w):

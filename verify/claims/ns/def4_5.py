@@ -24,7 +24,10 @@ from theory.reparam_balance import (
 )
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import (
+from verify.evidence import Evidence, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import (
     MODES,
     Grid,
     chattering,
@@ -35,9 +38,6 @@ from verify.claims.ns._flowcheck import (
     ladder_tolerance,
     regression_ladder,
 )
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
 
 
 def stated_balance(w_i, w_1, q):

@@ -25,21 +25,20 @@ from numerics.steepest_flows import (
     factors_from_balance,
 )
 from theory.reparam_balance import Q, derive_metric_two_factors
+from verify.arrays import asinh, sqrt
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import (
-    asinh,
+from verify.evidence import Evidence, Tolerance, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import (
     cached,
     flow_limit,
     ladder,
     ladder_compare,
     ladder_tolerance,
     limit_evidence,
-    sqrt,
 )
-from verify.evidence import Evidence, Tolerance, symbolic_identity
-from verify.registry import register
-from verify.run import Run
 from verify.tolerances import unit_roundoff
 
 

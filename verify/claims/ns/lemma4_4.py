@@ -36,13 +36,16 @@ from theory.reparam_balance import (
     magnitudes,
     product_flow,
 )
+from verify.arrays import exp
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import (
+from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import (
     MODES,
     Grid,
     decay_integral,
-    exp,
     gradient_assumption,
     grid,
     ladder,
@@ -53,9 +56,6 @@ from verify.claims.ns._flowcheck import (
     regression_ladder,
     roundoff_floors,
 )
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
 from verify.tolerances import unit_roundoff
 
 

@@ -30,12 +30,17 @@ from theory.reparam_balance import (
     derive_woodworth_depth2,
     derive_woodworth_depth_D,
 )
+from verify.arrays import asinh, sqrt
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import asinh, cached, flow_limit, limit_evidence, sqrt
 from verify.evidence import Evidence, symbolic_identity
 from verify.registry import register
 from verify.run import Run
+from verify.step_ladders import (
+    cached,
+    flow_limit,
+    limit_evidence,
+)
 from verify.tolerances import unit_roundoff
 
 

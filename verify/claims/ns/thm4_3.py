@@ -31,10 +31,12 @@ from theory.saddles import (
 from theory.saddles import factors as factor_symbols
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import cached
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
 from verify.registry import register
 from verify.run import Run
+from verify.step_ladders import (
+    cached,
+)
 from verify.tolerances import unit_roundoff
 
 

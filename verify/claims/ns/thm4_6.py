@@ -37,21 +37,9 @@ from theory.reparam_balance import (
     derive_metric_two_factors,
     derive_metric_zero_balance,
 )
+from verify.arrays import sign, sqrt
 from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns._flowcheck import (
-    Grid,
-    cached,
-    gradient_assumption,
-    grid,
-    ladder,
-    ladder_compare,
-    ladder_tolerance,
-    order_evidence,
-    roundoff_floors,
-    sign,
-    sqrt,
-)
 from verify.evidence import (
     Evidence,
     Route,
@@ -62,6 +50,17 @@ from verify.evidence import (
 )
 from verify.registry import register
 from verify.run import Run
+from verify.step_ladders import (
+    Grid,
+    cached,
+    gradient_assumption,
+    grid,
+    ladder,
+    ladder_compare,
+    ladder_tolerance,
+    order_evidence,
+    roundoff_floors,
+)
 from verify.tolerances import unit_roundoff
 
 

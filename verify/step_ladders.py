@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-import sympy as sp
 import torch
 
 from numerics.integrators import integrate, integrate_to_rest
@@ -64,26 +63,6 @@ class Grid:
         return torch.tensor([b for b, lab in enumerate(self.labels)
                              if all(lab[k] == v for k, v in conditions.items())],
                             dtype=torch.long)
-
-
-def exp(x: Any) -> Any:
-    """``exp`` of a sympy expression or a tensor (stated forms serve both)."""
-    return sp.exp(x) if isinstance(x, sp.Basic) else torch.exp(x)
-
-
-def sign(x: Any) -> Any:
-    """``sign`` of a sympy expression or a tensor."""
-    return sp.sign(x) if isinstance(x, sp.Basic) else torch.sign(x)
-
-
-def sqrt(x: Any) -> Any:
-    """``sqrt`` of a sympy expression or a tensor."""
-    return sp.sqrt(x) if isinstance(x, sp.Basic) else torch.sqrt(x)
-
-
-def asinh(x: Any) -> Any:
-    """``asinh`` of a sympy expression or a tensor."""
-    return sp.asinh(x) if isinstance(x, sp.Basic) else torch.asinh(x)
 
 
 def grid(axes: dict[str, Sequence[Any]], *, L_max: int, dtype: torch.dtype,
