@@ -65,6 +65,14 @@ class Claim:
     assumptions: tuple[Assumption, ...] = ()
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: The parameter space ``verify stress`` searches: :mod:`verify.sampling` dimensions over
+    #: the claim's own parameters (a drawn value overrides the fidelity's); a ``seed``
+    #: dimension draws the run's seed. Empty: stress draws seeds only.
+    space: Mapping[str, Any] = field(default_factory=dict)
+    #: Re-checks one configuration beyond float64 (exact sympy, mpmath) before a failure is
+    #: called a counterexample: ``recheck(params, stated)`` yields Evidence.
+    recheck: Callable[[Mapping[str, Any], Mapping[str, Callable[..., Any]]],
+                      Iterable[Evidence]] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -78,6 +86,10 @@ class Claim:
                              f"{sorted(unknown)}")
         if not self.control.stated:
             raise ValueError(f"{self.id}: the negative control must replace a stated form")
+        undeclared = set(self.space) - set(self.parameters["quick"]) - {"seed"}
+        if undeclared:
+            raise ValueError(f"{self.id}: space dimensions {sorted(undeclared)} are not "
+                             f"parameters of the claim")
 
     def describe(self) -> dict[str, Any]:
         """The declarative part, for `list --json` and `show`."""

@@ -1,4 +1,4 @@
-"""Command line: ``python -m verify {list,show,check}`` (also installed as ``theory-verify``).
+"""Command line: ``python -m verify {list,show,check,stress}`` (also ``theory-verify``).
 
 Exit codes: 0 the run completed (whatever the verdicts); 1 with ``--strict`` when any claim is
 not ``pass``; 2 usage error (one line naming the parameter and what is allowed); 3 internal error.
@@ -6,6 +6,7 @@ not ``pass``; 2 usage error (one line naming the parameter and what is allowed);
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import sys
@@ -76,7 +77,69 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where to write the results (default results.json)")
     p_check.add_argument("--strict", action="store_true",
                          help="exit 1 when any claim is not pass")
+    p_check.add_argument("--set", dest="assignments", type=_assignment, action="append",
+                         default=[], metavar="NAME=VALUE",
+                         help="override one of the claim's parameters (repeatable), e.g. "
+                              "--set n=3 --set group=Z4")
+
+    p_stress = sub.add_parser("stress", help="search a claim's parameter space for the "
+                                             "smallest configuration that breaks it")
+    p_stress.add_argument("id", help="claim id or alias")
+    p_stress.add_argument("--budget", type=_budget, default=20, metavar="N",
+                          help="configurations to try before shrinking (default 20)")
+    mode = p_stress.add_mutually_exclusive_group()
+    for name, text in (("inside", "only where the claim's assumptions hold"),
+                       ("outside", "only where an assumption fails"),
+                       ("both", "everywhere (default)")):
+        mode.add_argument(f"--{name}", dest="mode", action="store_const", const=name,
+                          help=text)
+    p_stress.set_defaults(mode="both")
+    p_stress.add_argument("--fidelity", choices=FIDELITIES, default="quick")
+    p_stress.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p_stress.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
+    p_stress.add_argument("--seed", type=_seed, default=0,
+                          help="seed of the search (and of runs when seeds are not drawn)")
+    p_stress.add_argument("--threads", type=_threads, default=None, metavar="N")
+    p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
+                          help="where to write the report (default stress.json)")
     return parser
+
+
+def _assignment(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value  # a bare word such as Z4
+
+
+def _budget(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object]:
+    known = claim.parameters["quick"]
+    for name, _ in assignments:
+        if name not in known:
+            raise UsageError(f"--set: {name!r} is not a parameter of {claim.id} "
+                             f"(parameters: {', '.join(known)})")
+    return dict(assignments)
+
+
+def _set_threads(threads: int | None, fidelity: str, device) -> None:
+    if threads is None and fidelity == "quick" and device.type == "cpu":
+        threads = 1
+    if threads is not None:
+        import torch
+        torch.set_num_threads(threads)
 
 
 def _progress(message: str) -> None:
@@ -128,12 +191,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     from verify.metadata import run_metadata
 
-    threads = args.threads
-    if threads is None and args.fidelity == "quick" and device.type == "cpu":
-        threads = 1
-    if threads is not None:
-        import torch
-        torch.set_num_threads(threads)
+    _set_threads(args.threads, args.fidelity, device)
 
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     width = max(len(c.id) for c in claims)
@@ -141,7 +199,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for i, claim in enumerate(claims, 1):
         _progress(f"[{i}/{len(claims)}] {claim.id} ...")
         result = run_claim(claim, fidelity=args.fidelity, device=device,
-                           dtype=DTYPES[args.dtype], seed=args.seed)
+                           dtype=DTYPES[args.dtype], seed=args.seed,
+                           overrides=_overrides(claim, args.assignments))
         results.append(result)
         flag = "" if result.inside_assumptions else "  [outside assumptions]"
         print(f"{result.id:<{width}}  {result.verdict.value:<12}  {result.key_figure_text()}"
@@ -157,12 +216,56 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_stress(args: argparse.Namespace) -> int:
+    from numerics.device import resolve_device
+    from verify.stress import stress
+
+    try:
+        claim = registry.get(args.id)
+        device = resolve_device(args.device)
+    except (registry.UnknownClaim, ValueError) as exc:
+        raise UsageError(exc.args[0]) from None
+    _set_threads(args.threads, args.fidelity, device)
+    report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
+                    fidelity=args.fidelity, dtype=args.dtype, device=str(device),
+                    progress=_progress)
+    print(f"{claim.id}: stress ({report.mode}), budget {report.budget}, seed {report.seed}: "
+          f"{len(report.points)} runs in {report.seconds:.1f} s")
+    if report.note:
+        print(f"  {report.note}")
+    print("regime map (pass/fail/inconclusive/error; inside/outside the assumptions):")
+    for name, bins in report.regime_map().items():
+        cells = ", ".join(
+            f"{b}: {c.get('pass', 0)}/{c.get('fail', 0)}/{c.get('inconclusive', 0)}/"
+            f"{c.get('error', 0)} ({c.get('inside', 0)} in, {c.get('outside', 0)} out)"
+            for b, c in bins.items())
+        print(f"  {name}  {cells}")
+    cx = report.counterexample
+    if cx is None:
+        print("no counterexample within the budget")
+    else:
+        where = "inside" if cx.inside else "OUTSIDE"
+        print(f"minimal counterexample ({cx.status}, {where} the assumptions): {cx.config}")
+        for item in cx.failed:
+            print(f"  failed: {item}")
+        for r in cx.rechecks:
+            print(f"  re-check: {r['how']}: {r['verdict']}")
+        print(f"  reproduce: {cx.reproduce}")
+    from verify.metadata import run_metadata
+    metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
+                            fidelity=args.fidelity)
+    path = write_json({"kind": "stress", "run": metadata, **report.as_record()}, args.json_path)
+    _progress(f"wrote {path}")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         for module, problem in registry.load_builtin_claims().items():
             print(f"{PROG}: warning: claims in {module} not loaded ({problem})", file=sys.stderr)
-        return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check}[args.command](args)
+        return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
+                "stress": _cmd_stress}[args.command](args)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -20,6 +20,13 @@ from theory.groups import (
     symmetric,
 )
 from theory.irreps import projector_coefficients
+from verify.sampling import Choice
+
+#: Small groups covering every irrep type (R, C, H; abelian and not), for stress searches.
+#: Listed roughly by size, so hypothesis shrinks towards the smaller groups.
+SMALL_GROUPS = ("Z3", "Z4", "Z2xZ2", "Z5", "Z6", "S3", "Z7", "Z8", "D4", "Q8", "Z3xZ3", "D5")
+#: A stress dimension over claims' ``groups`` parameter: one small group per run.
+ONE_SMALL_GROUP = Choice(tuple((g,) for g in SMALL_GROUPS))
 
 _FACTOR = re.compile(r"^(Z|D|S|A)(\d+)$|^Q8$")
 

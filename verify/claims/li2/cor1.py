@@ -33,7 +33,7 @@ from verify.claims.li2.thm2 import (
     tangent_inertia,
 )
 from verify.evidence import Evidence, Route, Tolerance, compare
-from verify.named_groups import build_group
+from verify.named_groups import ONE_SMALL_GROUP, build_group
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import unit_roundoff
@@ -152,4 +152,5 @@ CLAIM = register(Claim(
     control=NegativeControl("strict maxima: no zero eigenvalue", {"flat": strict_maxima}),
     assumptions=(Assumption("M > 2", "Cor. 1 is stated for |H| > 2",
                             lambda p: all(build_group(g).order > 2 for g in p["groups"])),),
+    space={"groups": ONE_SMALL_GROUP},
 ))

@@ -35,6 +35,7 @@ from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identi
 from verify.named_groups import build_group
 from verify.registry import register
 from verify.run import Run
+from verify.sampling import Choice
 from verify.tolerances import unit_roundoff
 
 #: Phases (a, b) of u = a cos + b sin: pure cosine, pure sine, and two mixed ones.
@@ -226,4 +227,5 @@ CLAIM = register(Claim(
                    "lr = lr_scale / M with lr_scale <= 0.5 (as li2.thm2)",
                    lambda p: 0 < p["lr_scale"] <= 0.5),
     ),
+    space={"M": Choice(tuple((M,) for M in (3, 4, 5, 6, 7, 8, 9, 11)))},
 ))

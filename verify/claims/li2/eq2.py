@@ -104,4 +104,5 @@ CLAIM = register(Claim(
     stated={"G_F": stated_G_F},
     check=check,
     control=NegativeControl("centring dropped: G_F = (Y - FV)V^T", {"G_F": uncentred_G_F}),
+    space={"n": IntRange(2, 64), "K": IntRange(1, 24), "M": IntRange(2, 8), "seed": SEED},
 ))

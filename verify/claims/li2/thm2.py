@@ -48,7 +48,7 @@ from theory.irreps import irreps, real_irreps
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.named_groups import build_group, float_projectors
+from verify.named_groups import ONE_SMALL_GROUP, build_group, float_projectors
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import unit_roundoff
@@ -401,4 +401,5 @@ CLAIM = register(Claim(
                    "(tangent Hessian eigenvalues in [-4M, 0))",
                    lambda p: 0 < p["lr_scale"] <= 0.5),
     ),
+    space={"groups": ONE_SMALL_GROUP},
 ))

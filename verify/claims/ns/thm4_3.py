@@ -34,6 +34,7 @@ from verify.claims.ns import PAPER
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
 from verify.registry import register
 from verify.run import Run
+from verify.sampling import Choice
 from verify.step_ladders import (
     cached,
 )
@@ -464,4 +465,6 @@ DECAY_CLAIM = register(Claim(
     control=NegativeControl("with weight decay every point of S is still a saddle",
                             {"decay_saddle": still_saddles}),
     assumptions=(_DEPTH,),
+    space={"L": Choice(((2,), (3,), (4,), (5,))),
+           "alpha_ratio": Choice(tuple((r,) for r in (0.01, 0.1, 0.5, 0.9, 1.1, 2.0, 10.0)))},
 ))
