@@ -1,4 +1,4 @@
-"""Command line: ``python -m verify {list,show,check,stress}`` (also ``theory-verify``).
+"""Command line: ``python -m verify {list,show,check,stress,history}`` (or ``theory-verify``).
 
 Exit codes: 0 the run completed (whatever the verdicts); 1 with ``--strict`` when any claim is
 not ``pass``; 2 usage error (one line naming the parameter and what is allowed); 3 internal error.
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import json
 import os
 import sys
@@ -15,8 +16,10 @@ from typing import NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
-from verify.results import run_record, write_json
+from verify.metadata import git_revision, package_versions, run_metadata
+from verify.results import key_figure_text, run_record, write_json
 from verify.runner import DTYPES, run_claim
+from verify.store import result_key
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "theory-verify"
@@ -82,6 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
                          help="override one of the claim's parameters (repeatable), e.g. "
                               "--set n=3 --set group=Z4")
 
+    for p in (p_check,):
+        p.add_argument("--store", default=None, metavar="PATH",
+                       help="results database (default: $THEORY_VERIFY_STORE or "
+                            "./theory-verify.sqlite; 'off' disables it)")
+        p.add_argument("--no-store", action="store_true", help="neither read nor write the store")
+        p.add_argument("--force", action="store_true",
+                       help="rerun claims whose result is stored for the same key")
+    p_history = sub.add_parser("history", help="past verdicts of a claim from the store")
+    p_history.add_argument("id", help="claim id or alias")
+    p_history.add_argument("--store", default=None, metavar="PATH")
+    p_history.set_defaults(no_store=False)
+
     p_stress = sub.add_parser("stress", help="search a claim's parameter space for the "
                                              "smallest configuration that breaks it")
     p_stress.add_argument("id", help="claim id or alias")
@@ -102,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--threads", type=_threads, default=None, metavar="N")
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
                           help="where to write the report (default stress.json)")
+    for p in (p_list, p_show, p_check, p_history, p_stress):
+        p.add_argument("--module", dest="modules", action="append", default=[],
+                       metavar="MODULE", help="import MODULE first: it registers a project's "
+                                              "own claims (repeatable)")
     return parser
 
 
@@ -189,30 +208,77 @@ def _cmd_check(args: argparse.Namespace) -> int:
         device = resolve_device(args.device)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    from verify.metadata import run_metadata
-
     _set_threads(args.threads, args.fidelity, device)
 
+    store = _open_store(args)
+    versions = package_versions()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     width = max(len(c.id) for c in claims)
-    results = []
+    records = []
     for i, claim in enumerate(claims, 1):
         _progress(f"[{i}/{len(claims)}] {claim.id} ...")
-        result = run_claim(claim, fidelity=args.fidelity, device=device,
-                           dtype=DTYPES[args.dtype], seed=args.seed,
-                           overrides=_overrides(claim, args.assignments))
-        results.append(result)
-        flag = "" if result.inside_assumptions else "  [outside assumptions]"
-        print(f"{result.id:<{width}}  {result.verdict.value:<12}  {result.key_figure_text()}"
-              f"  {result.seconds:.2f}s{flag}", flush=True)
+        overrides = _overrides(claim, args.assignments)
+        key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
+                         fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
+                         device=device.type, versions=versions)
+        stored = store.latest(key) if store is not None and not args.force else None
+        if stored is not None:
+            record, note = stored.record, f"  (stored {stored.recorded}; --force reruns)"
+        else:
+            result = run_claim(claim, fidelity=args.fidelity, device=device,
+                               dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
+            record, note = result.as_record(), ""
+            if store is not None:
+                git = git_revision()
+                store.put(key, record, revision=git and git["revision"])
+        records.append(record)
+        flag = "" if record["inside_assumptions"] else "  [outside assumptions]"
+        print(f"{record['id']:<{width}}  {record['verdict']:<12}  "
+              f"{key_figure_text(record['key_figure'], record['reason'])}"
+              f"  {record['seconds']:.2f}s{flag}{note}", flush=True)
     finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
     metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
                             fidelity=args.fidelity)
-    path = write_json(run_record(metadata, results, started=started, finished=finished),
+    path = write_json(run_record(metadata, records, started=started, finished=finished),
                       args.json_path)
     _progress(f"wrote {path}")
-    if args.strict and any(r.verdict.value != "pass" for r in results):
+    if args.strict and any(r["verdict"] != "pass" for r in records):
         return EXIT_STRICT
+    return EXIT_OK
+
+
+def _open_store(args: argparse.Namespace):
+    """The results store named by --store (or $THEORY_VERIFY_STORE); None when off."""
+    from verify.store import DEFAULT_PATH, ENV, ResultStore
+
+    path = args.store or os.environ.get(ENV) or DEFAULT_PATH
+    if args.no_store or path == "off":
+        return None
+    try:
+        return ResultStore(path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    try:  # an alias resolves; an id no longer registered still has its history
+        claim_id = registry.get(args.id).id
+    except registry.UnknownClaim:
+        claim_id = args.id
+    store = _open_store(args)
+    if store is None:
+        raise UsageError("history: the store is off (--store PATH names one)")
+    rows = list(store.history(claim_id))
+    if not rows:
+        print(f"{claim_id}: no stored results in {store.path}")
+        return EXIT_OK
+    print(f"{claim_id}: {len(rows)} stored results in {store.path}")
+    for r in rows:
+        rec = r.record
+        rev = (r.revision or "-")[:10]
+        print(f"  {r.recorded}  {rec['verdict']:<12}  {rec['fidelity']:<5}  seed {rec['seed']}  "
+              f"{rec['dtype']}  {rec['device']}  rev {rev}  "
+              f"{key_figure_text(rec['key_figure'], rec['reason'])}")
     return EXIT_OK
 
 
@@ -251,7 +317,6 @@ def _cmd_stress(args: argparse.Namespace) -> int:
         for r in cx.rechecks:
             print(f"  re-check: {r['how']}: {r['verdict']}")
         print(f"  reproduce: {cx.reproduce}")
-    from verify.metadata import run_metadata
     metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
                             fidelity=args.fidelity)
     path = write_json({"kind": "stress", "run": metadata, **report.as_record()}, args.json_path)
@@ -264,8 +329,13 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         for module, problem in registry.load_builtin_claims().items():
             print(f"{PROG}: warning: claims in {module} not loaded ({problem})", file=sys.stderr)
+        for module in args.modules:
+            try:
+                importlib.import_module(module)
+            except ImportError as exc:
+                raise UsageError(f"--module: cannot import {module!r} ({exc})") from None
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
-                "stress": _cmd_stress}[args.command](args)
+                "stress": _cmd_stress, "history": _cmd_history}[args.command](args)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -65,16 +65,10 @@ class ClaimResult:
             return None
         return {"quantity": e.quantity, "route": e.route.value,
                 "discrepancy": json_float(e.discrepancy), "tolerance": e.tolerance.value,
-                "metric": e.metric}
+                "metric": e.metric, "finite": e.finite}
 
     def key_figure_text(self) -> str:
-        e = worst(self.evidence)
-        if e is None:
-            return self.reason
-        d = "undecided" if e.discrepancy is None else f"{e.discrepancy:.1e}"
-        if not e.finite:
-            d = "non-finite"
-        return f"{e.quantity}: {d} (tol {e.tolerance.value:.0e})"
+        return key_figure_text(self.key_figure(), self.reason)
 
     def as_record(self) -> dict[str, Any]:
         return {
@@ -98,14 +92,26 @@ class ClaimResult:
         }
 
 
-def run_record(metadata: dict[str, Any], results: list[ClaimResult], *, started: str,
+def key_figure_text(key_figure: dict[str, Any] | None, reason: str) -> str:
+    """One line for a result's worst evidence item (the reason when there is none)."""
+    if key_figure is None:
+        return reason
+    d = key_figure["discrepancy"]
+    text = "undecided" if d is None else d if isinstance(d, str) else f"{d:.1e}"
+    if not key_figure.get("finite", True):
+        text = "non-finite"
+    return f"{key_figure['quantity']}: {text} (tol {key_figure['tolerance']:.0e})"
+
+
+def run_record(metadata: dict[str, Any], claims: list[dict[str, Any]], *, started: str,
                finished: str) -> dict[str, Any]:
-    counts = Counter(r.verdict.value for r in results)
+    """The results JSON of a run, from the claims' records (``ClaimResult.as_record``)."""
+    counts = Counter(c["verdict"] for c in claims)
     return {
         "schema_version": SCHEMA_VERSION,
         "run": {**metadata, "started": started, "finished": finished},
         "summary": {v.value: counts.get(v.value, 0) for v in Verdict},
-        "claims": [r.as_record() for r in results],
+        "claims": list(claims),
     }
 
 
