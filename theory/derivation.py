@@ -15,10 +15,16 @@ class Step:
     expr: Any = None
 
     def as_record(self) -> dict[str, str | None]:
-        """Plain-data form (for JSON): the sentence, the LaTeX and the sympy string."""
+        """Plain-data form (for JSON): the sentence, the LaTeX, the sympy string and the
+        presentation MathML sympy prints (reports show it without re-deriving anything)."""
         if self.expr is None:
-            return {"text": self.text, "latex": None, "sympy": None}
-        return {"text": self.text, "latex": sp.latex(self.expr), "sympy": sp.sstr(self.expr)}
+            return {"text": self.text, "latex": None, "sympy": None, "mathml": None}
+        try:
+            mathml = sp.mathml(self.expr, printer="presentation")
+        except Exception:  # noqa: BLE001 - objects sympy's printer lacks: the LaTeX remains
+            mathml = None
+        return {"text": self.text, "latex": sp.latex(self.expr), "sympy": sp.sstr(self.expr),
+                "mathml": mathml}
 
 
 @dataclass

@@ -91,6 +91,14 @@ class Claim:
             raise ValueError(f"{self.id}: space dimensions {sorted(undeclared)} are not "
                              f"parameters of the claim")
 
+    def _repr_html_(self) -> str:
+        """Jupyter: statement, reading, assumptions and negative control, typeset."""
+        from verify.report_html import claim_card
+        return claim_card(self.describe())
+
+    def _repr_latex_(self) -> str:
+        return f"$$ {self.statement} $$"
+
     def describe(self) -> dict[str, Any]:
         """The declarative part, for `list --json` and `show`."""
         from verify.evidence import to_json_value

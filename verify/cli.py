@@ -1,4 +1,6 @@
-"""Command line: ``python -m verify {list,show,check,stress,history}`` (or ``theory-verify``).
+"""Command line: ``python -m verify {list,show,check,stress,history,report}``.
+
+Also installed as ``theory-verify``.
 
 Exit codes: 0 the run completed (whatever the verdicts); 1 with ``--strict`` when any claim is
 not ``pass``; 2 usage error (one line naming the parameter and what is allowed); 3 internal error.
@@ -92,6 +94,20 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-store", action="store_true", help="neither read nor write the store")
         p.add_argument("--force", action="store_true",
                        help="rerun claims whose result is stored for the same key")
+    p_check.add_argument("--report", default=None, metavar="DIR",
+                         help="also write the report (index.html, report.md) into DIR")
+    p_report = sub.add_parser("report", help="render a report (HTML with MathML and SVG, "
+                                             "Markdown) from stored results")
+    source = p_report.add_mutually_exclusive_group()
+    source.add_argument("--from", dest="from_path", default="results.json", metavar="PATH",
+                        help="a results JSON written by check (default results.json)")
+    source.add_argument("--from-store", action="store_true",
+                        help="the newest stored result of every claim")
+    p_report.add_argument("--store", default=None, metavar="PATH")
+    p_report.add_argument("--claims", action="append", default=[], metavar="GLOB",
+                          help="only these claims (repeatable)")
+    p_report.add_argument("--out", required=True, metavar="DIR")
+    p_report.set_defaults(no_store=False)
     p_history = sub.add_parser("history", help="past verdicts of a claim from the store")
     p_history.add_argument("id", help="claim id or alias")
     p_history.add_argument("--store", default=None, metavar="PATH")
@@ -117,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--threads", type=_threads, default=None, metavar="N")
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
                           help="where to write the report (default stress.json)")
-    for p in (p_list, p_show, p_check, p_history, p_stress):
+    for p in (p_list, p_show, p_check, p_history, p_stress, p_report):
         p.add_argument("--module", dest="modules", action="append", default=[],
                        metavar="MODULE", help="import MODULE first: it registers a project's "
                                               "own claims (repeatable)")
@@ -239,9 +255,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
     metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
                             fidelity=args.fidelity)
-    path = write_json(run_record(metadata, records, started=started, finished=finished),
-                      args.json_path)
+    record = run_record(metadata, records, started=started, finished=finished)
+    path = write_json(record, args.json_path)
     _progress(f"wrote {path}")
+    if args.report:
+        _progress(f"wrote {_write_report(record, args.report)}")
     if args.strict and any(r["verdict"] != "pass" for r in records):
         return EXIT_STRICT
     return EXIT_OK
@@ -258,6 +276,46 @@ def _open_store(args: argparse.Namespace):
         return ResultStore(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _write_report(record: dict, out: str):
+    from verify.report_files import write_report
+    try:
+        return write_report(record, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from verify.report_files import select_claims
+
+    if args.from_store:
+        store = _open_store(args)
+        if store is None:
+            raise UsageError("--from-store: the store is off (--store PATH names one)")
+        claims = [r.record for r in store.latest_per_claim()]
+        if not claims:
+            raise UsageError(f"--from-store: {store.path} holds no results")
+        from collections import Counter
+        counts = Counter(c["verdict"] for c in claims)
+        record = {"schema_version": 1, "run": {"source": f"store {store.path}"},
+                  "summary": dict(counts), "claims": claims}
+    else:
+        try:
+            record = json.loads(open(args.from_path, encoding="utf-8").read())
+        except OSError as exc:
+            raise UsageError(f"--from: cannot read {args.from_path} ({exc.strerror})") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--from: {args.from_path} is not JSON ({exc})") from None
+        if not isinstance(record, dict) or record.get("schema_version") != 1:
+            raise UsageError(f"--from: {args.from_path} is not a results file "
+                             f"(schema_version 1)")
+    try:
+        record = select_claims(record, args.claims)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(_write_report(record, args.out))
+    return EXIT_OK
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
@@ -335,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
             except ImportError as exc:
                 raise UsageError(f"--module: cannot import {module!r} ({exc})") from None
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
-                "stress": _cmd_stress, "history": _cmd_history}[args.command](args)
+                "stress": _cmd_stress, "history": _cmd_history,
+                "report": _cmd_report}[args.command](args)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

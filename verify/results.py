@@ -70,6 +70,14 @@ class ClaimResult:
     def key_figure_text(self) -> str:
         return key_figure_text(self.key_figure(), self.reason)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the claim's report section (evidence, derivations, plots)."""
+        from verify.report_html import claim_section
+        return claim_section(self.as_record())
+
+    def _repr_latex_(self) -> str:
+        return f"$$ {self.claim['statement']} $$"
+
     def as_record(self) -> dict[str, Any]:
         return {
             **self.claim,

@@ -1,0 +1,195 @@
+r"""Presentation MathML inside MathML Core, for reports that render in a browser without
+JavaScript.
+
+Sympy expressions are printed by sympy's presentation printer; the LaTeX a claim's statement is
+written in goes through ``latex2mathml``. Both are then brought inside MathML Core: Core
+ignores ``mathvariant`` other than ``normal``, so styled letters become the Unicode
+mathematical alphanumeric characters (``\mathbf w`` -> 𝐰, ``\mathcal E`` -> ℰ), which every
+MathML renderer shows. Every formula keeps its LaTeX source in an ``<annotation>``.
+
+The readings of claims are prose with inline LaTeX and no ``$`` delimiters; :func:`prose`
+finds the formula runs by their tokens and typesets only those.
+"""
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+#: Offsets of the Mathematical Alphanumeric Symbols block (U+1D400...) per mathvariant, for
+#: capital letters; small letters follow 26 code points later.
+_ALPHA_BASE = {
+    "bold": 0x1D400, "italic": 0x1D434, "bold-italic": 0x1D468, "script": 0x1D49C,
+    "bold-script": 0x1D4D0, "fraktur": 0x1D504, "double-struck": 0x1D538,
+    "bold-fraktur": 0x1D56C, "sans-serif": 0x1D5A0, "bold-sans-serif": 0x1D5D4,
+    "sans-serif-italic": 0x1D608, "monospace": 0x1D670,
+}
+#: Letters that Unicode encodes outside the block (the block has holes there).
+_HOLES = {
+    ("italic", "h"): "ℎ",
+    ("script", "B"): "ℬ", ("script", "E"): "ℰ", ("script", "F"): "ℱ", ("script", "H"): "ℋ",
+    ("script", "I"): "ℐ", ("script", "L"): "ℒ", ("script", "M"): "ℳ", ("script", "R"): "ℛ",
+    ("script", "e"): "ℯ", ("script", "g"): "ℊ", ("script", "o"): "ℴ",
+    ("fraktur", "C"): "ℭ", ("fraktur", "H"): "ℌ", ("fraktur", "I"): "ℑ", ("fraktur", "R"): "ℜ",
+    ("fraktur", "Z"): "ℨ",
+    ("double-struck", "C"): "ℂ", ("double-struck", "H"): "ℍ", ("double-struck", "N"): "ℕ",
+    ("double-struck", "P"): "ℙ", ("double-struck", "Q"): "ℚ", ("double-struck", "R"): "ℝ",
+    ("double-struck", "Z"): "ℤ",
+}
+_BOLD_DIGIT = 0x1D7CE
+
+
+def styled(text: str, variant: str) -> str:
+    """``text`` in the Unicode letters of ``variant`` (characters without one are kept).
+
+    >>> styled("w", "bold"), styled("E", "script"), styled("R", "double-struck")
+    ('𝐰', 'ℰ', 'ℝ')
+    """
+    base = _ALPHA_BASE.get(variant)
+    out = []
+    for ch in text:
+        if (variant, ch) in _HOLES:
+            out.append(_HOLES[(variant, ch)])
+        elif base is not None and "A" <= ch <= "Z":
+            out.append(chr(base + ord(ch) - ord("A")))
+        elif base is not None and "a" <= ch <= "z":
+            out.append(chr(base + 26 + ord(ch) - ord("a")))
+        elif variant == "bold" and ch.isdigit():
+            out.append(chr(_BOLD_DIGIT + int(ch)))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_VARIANT = re.compile(r'<(mi|mn|mtext)([^>]*?) mathvariant="([a-z-]+)"([^>]*)>([^<]*)</\1>')
+#: Outside MathML Core; the converters here do not emit them, and a report must not either.
+NOT_CORE = ("mfenced", "menclose", "maction", "mlabeledtr", "mglyph")
+
+
+def to_core(mathml: str) -> str:
+    """Replace ``mathvariant`` styling by Unicode letters (MathML Core honours only
+    ``normal``) and check that no element outside Core remains."""
+    def fix(m: re.Match) -> str:
+        tag, before, variant, after, text = m.groups()
+        if variant == "normal":
+            return m.group(0)
+        letters = styled(html.unescape(text), variant)
+        # a single styled letter in <mi> would be italicised again: mark it normal
+        normal = ' mathvariant="normal"' if tag == "mi" and len(letters) == 1 else ""
+        return f"<{tag}{before}{after}{normal}>{html.escape(letters, quote=False)}</{tag}>"
+
+    out = _VARIANT.sub(fix, mathml)
+    bad = [t for t in NOT_CORE if f"<{t}" in out]
+    if bad:
+        raise ValueError(f"MathML outside Core: {', '.join(bad)}")
+    return out
+
+
+def wrap(body: str, latex: str, *, display: bool) -> str:
+    """``<math>`` around a presentation ``body`` with its LaTeX kept as an annotation."""
+    mode = "block" if display else "inline"
+    return (f'<math display="{mode}"><semantics><mrow>{body}</mrow>'
+            f'<annotation encoding="application/x-tex">{html.escape(latex, quote=False)}'
+            f"</annotation></semantics></math>")
+
+
+def from_latex(latex: str, *, display: bool = False) -> str:
+    """MathML (Core) for a LaTeX formula; a formula the converter cannot read is shown as
+    its source in ``<code>``, never dropped."""
+    from latex2mathml.converter import convert
+
+    try:
+        converted = convert(latex)
+    except Exception:  # noqa: BLE001 - any parse failure falls back to the source text
+        return f"<code>{html.escape(latex)}</code>"
+    inner = re.sub(r"^<math[^>]*>|</math>$", "", converted.strip())
+    return wrap(to_core(inner), latex, display=display)
+
+
+def from_sympy(expr: Any, *, display: bool = True) -> str:
+    """MathML (Core) for a sympy expression, printed by sympy's presentation printer."""
+    import sympy as sp
+
+    return wrap(to_core(sp.mathml(expr, printer="presentation")), sp.latex(expr),
+                display=display)
+
+
+_MATHY = re.compile(r"[\\^_=<>]|^-?[A-Za-z]'?$|^\d+[A-Za-z]|^[+\-*/|]$|^[A-Za-z]\([^()]*\)$")
+#: One-letter English words, kept as text.
+_WORDS = {"a", "A", "I"}
+_TRAILING = re.compile(r"[,.;:)]+$")
+_LEADING = re.compile(r"^\(+")
+
+
+def _depth(text: str) -> int:
+    return text.count("{") + text.count("(") - text.count("}") - text.count(")")
+
+
+#: Commands whose argument may be the next word (``\\mathbf 1``).
+_COMMAND_AT_END = re.compile(r"\\(mathbf|mathcal|mathbb|mathrm|mathsf|mathit|boldsymbol|tilde|"
+                             r"hat|bar|vec|dot|widetilde|widehat|overline|operatorname|"
+                             r"tfrac|dfrac|frac|sqrt|text)$")
+
+
+def _formula_end(word: str, depth: int) -> int:
+    """Where the formula continued into ``word`` ends: after the bracket that closes it, with
+    trailing punctuation left to the prose."""
+    if depth == 0 or _depth(word) + depth > 0:
+        trail = _TRAILING.search(word) if depth == 0 else None
+        return trail.start() if trail and trail.start() > 0 else len(word)
+    level = depth
+    for i, ch in enumerate(word):
+        level += (ch in "{(") - (ch in "})")
+        if level <= 0 and ch in "})":
+            rest = word[i + 1:]
+            return i + 1 if _TRAILING.fullmatch(rest) or not rest else len(word)
+    trail = _TRAILING.search(word)
+    return trail.start() if trail else len(word)
+
+
+def prose(text: str) -> str:
+    r"""HTML for prose with inline LaTeX: runs of formula-like words (a backslash, ^, _, =,
+    or a single letter other than "a", "A", "I") are typeset, the rest is escaped text.
+
+    >>> prose("a free n\\times K matrix").count("<math")
+    1
+    """
+    pieces: list[tuple[bool, str, bool]] = []  # (is math, text, space before)
+    depth, needs_arg = 0, False  # the formula being read goes on: open brackets, or a
+    for word in text.split(" "):  # command (\\mathbf) whose argument is the next word
+        if depth > 0 or needs_arg:
+            end = _formula_end(word, depth)
+            pieces.append((True, word[:end], True))
+            if end < len(word):
+                pieces.append((False, word[end:], False))
+            depth = max(depth + _depth(word[:end]), 0)
+            needs_arg = bool(_COMMAND_AT_END.search(word[:end]))
+            continue
+        lead = _LEADING.match(word)
+        lead_s = lead.group(0) if lead else ""
+        core = word[len(lead_s):]
+        trail = _TRAILING.search(core)
+        trail_s = trail.group(0) if trail and _depth(core[: trail.start()]) <= 0 else ""
+        core = core[: len(core) - len(trail_s)]
+        if core and core not in _WORDS and _MATHY.search(core):
+            if lead_s:
+                pieces.append((False, lead_s, True))
+            pieces.append((True, core, not lead_s))
+            if trail_s:
+                pieces.append((False, trail_s, False))
+            depth = max(_depth(core), 0)
+            needs_arg = bool(_COMMAND_AT_END.search(core))
+        else:
+            pieces.append((False, word, True))
+    merged: list[tuple[bool, str, bool]] = []
+    for is_math, piece, space in pieces:
+        if is_math and merged and merged[-1][0] and space:
+            merged[-1] = (True, merged[-1][1] + " " + piece, merged[-1][2])
+        else:
+            merged.append((is_math, piece, space))
+    out = []
+    for i, (is_math, piece, space) in enumerate(merged):
+        if i and space:
+            out.append(" ")
+        out.append(from_latex(piece) if is_math else html.escape(piece))
+    return "".join(out)
