@@ -27,9 +27,8 @@ from verify.claims.li2.appA2 import (
     stated_decomposition,
     stated_irrep_fit,
 )
-from verify.claims.li2.thm3 import complex_projectors
 from verify.evidence import Route
-from verify.named_groups import build_group
+from verify.named_groups import build_group, complex_projectors
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

@@ -10,6 +10,7 @@ import re
 
 import torch
 
+from numerics.target_reconstruction import complex_dtype
 from theory.groups import (
     FiniteGroup,
     alternating,
@@ -53,6 +54,11 @@ def build_group(spec: str) -> FiniteGroup:
     return _factor(parts[0]) if len(parts) == 1 else direct_product(*map(_factor, parts))
 
 
+def _coefficient_index(G: FiniteGroup) -> torch.Tensor:
+    r"""``[a, b] -> a b^{-1}``: where entry ``[a, b]`` of :math:`\sum_g p(g)R_g` reads ``p``."""
+    return torch.tensor(G.table)[:, torch.tensor(G.inverse)]
+
+
 def float_projectors(G: FiniteGroup, device: torch.device | str = "cpu",
                      dtype: torch.dtype = torch.float64) -> torch.Tensor:
     r"""The real isotypic projectors :math:`\Pi_k` (one per real irrep, in
@@ -60,6 +66,14 @@ def float_projectors(G: FiniteGroup, device: torch.device | str = "cpu",
     the exact coefficient :math:`p_k(ab^{-1})` of :math:`\Pi_k=\sum_gp_k(g)R_g`, rounded once."""
     coeffs = projector_coefficients(G, real=True)
     values = torch.tensor([[complex(c).real for c in p] for p in coeffs], dtype=torch.float64)
-    table = torch.tensor(G.table)
-    index = table[:, torch.tensor(G.inverse)]  # [a, b] -> a b^-1
-    return values[:, index].to(device=device, dtype=dtype)
+    return values[:, _coefficient_index(G)].to(device=device, dtype=dtype)
+
+
+def complex_projectors(G: FiniteGroup, device: torch.device | str = "cpu",
+                       dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    r"""The isotypic projectors :math:`\Pi_k=\frac{d_k}{M}\sum_g\overline{\chi_k(g)}R_g` of the
+    complex irreps (:func:`theory.irreps.irreps` order) as a complex ``(K, M, M)`` tensor
+    (``complex128`` for float64, ``complex64`` for float32), exact coefficients rounded once."""
+    coeffs = projector_coefficients(G)
+    values = torch.tensor([[complex(c) for c in p] for p in coeffs], dtype=torch.complex128)
+    return values[:, _coefficient_index(G)].to(device=device, dtype=complex_dtype(dtype))

@@ -38,9 +38,9 @@ from theory.target_reconstruction import (
 )
 from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.claims.li2.thm3 import complex_projectors, float_nodes
+from verify.claims.li2.thm3 import float_nodes
 from verify.evidence import Evidence, Route, compare, symbolic_identity
-from verify.named_groups import build_group
+from verify.named_groups import build_group, complex_projectors
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import conditioned, roundoff, unit_roundoff

@@ -25,7 +25,6 @@ from numerics.target_reconstruction import (
     LeastSquares,
     centre,
     centred_targets,
-    complex_dtype,
     cos_sin_components,
     least_squares,
     node_features,
@@ -37,7 +36,7 @@ from numerics.target_reconstruction import (
     symmetric_vectors,
 )
 from theory.finite_group import FiniteGroup
-from theory.irreps import irreps, projector_coefficients, real_irreps
+from theory.irreps import irreps, real_irreps
 from theory.target_reconstruction import (
     READINGS,
     derive_antisymmetric_residual,
@@ -55,7 +54,7 @@ from verify.evidence import (
     symbolic_identity,
     undecided,
 )
-from verify.named_groups import build_group, float_projectors
+from verify.named_groups import build_group, complex_projectors, float_projectors
 from verify.registry import register
 from verify.run import Run
 from verify.tolerances import conditioned, unit_roundoff
@@ -90,18 +89,6 @@ def stated_residual() -> int:
 
 
 # --- float nodes (shared with li2.appA2) ------------------------------------------------------
-
-
-def complex_projectors(G: FiniteGroup, device: torch.device | str = "cpu",
-                       dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    r"""The isotypic projectors :math:`\Pi_k=\frac{d_k}{M}\sum_g\overline{\chi_k(g)}R_g` of the
-    complex irreps (``irreps(G)`` order) as a complex ``(K, M, M)`` tensor, entry ``[a, b]``
-    the exact :math:`p_k(ab^{-1})` rounded once (the complex counterpart of
-    :func:`verify.named_groups.float_projectors`)."""
-    coeffs = projector_coefficients(G)
-    values = torch.tensor([[complex(c) for c in p] for p in coeffs], dtype=torch.complex128)
-    index = torch.tensor(G.table)[:, torch.tensor(G.inverse)]  # [a, b] -> a b^-1
-    return values[:, index].to(device=device, dtype=complex_dtype(dtype))
 
 
 def _cyclic_powers(G: FiniteGroup) -> torch.Tensor | None:
