@@ -65,3 +65,26 @@ def sqrt(x: Any) -> Any:
 def asinh(x: Any) -> Any:
     """``asinh`` of a sympy expression or a tensor."""
     return sp.asinh(x) if isinstance(x, sp.Basic) else torch.asinh(x)
+
+
+def diagonal(m: Any) -> Any:
+    """The diagonal: a row matrix (sympy) or a vector (torch)."""
+    if isinstance(m, sp.MatrixBase):
+        return sp.Matrix([[m[i, i] for i in range(m.rows)]])
+    return m.diagonal()
+
+
+def adjoint(m: Any) -> Any:
+    """The conjugate transpose."""
+    return m.H if isinstance(m, sp.MatrixBase) else m.mH
+
+
+def trace(m: Any) -> Any:
+    return m.trace() if isinstance(m, sp.MatrixBase) else m.diagonal().sum()
+
+
+def vstack(rows: Any) -> Any:
+    """Rows on top of each other: a sympy matrix or a stacked tensor."""
+    if isinstance(rows[0], sp.MatrixBase):
+        return sp.Matrix.vstack(*rows)
+    return torch.stack(rows)

@@ -36,6 +36,7 @@ from theory.target_reconstruction import (
     derive_target_blocks,
     isotypic_projector_matrices,
 )
+from verify.arrays import adjoint, diagonal, trace, vstack
 from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
 from verify.claims.li2.thm3 import float_nodes
@@ -48,48 +49,25 @@ from verify.tolerances import conditioned, roundoff, unit_roundoff
 # --- matrix helpers for sympy matrices and torch tensors alike ---------------------------------
 
 
-def _diagonal(m):
-    """The diagonal as a row (sympy) or a vector (torch)."""
-    if isinstance(m, sp.MatrixBase):
-        return sp.Matrix([[m[i, i] for i in range(m.rows)]])
-    return m.diagonal()
-
-
-def _adjoint(m):
-    """Conjugate transpose."""
-    return m.H if isinstance(m, sp.MatrixBase) else m.mH
-
-
-def _trace(m):
-    return m.trace() if isinstance(m, sp.MatrixBase) else m.diagonal().sum()
-
-
-def _stack(rows):
-    """Rows on top of each other: a sympy matrix or a torch tensor."""
-    if isinstance(rows[0], sp.MatrixBase):
-        return sp.Matrix.vstack(*rows)
-    return torch.stack(rows)
-
-
 # --- the paper's formulas ---------------------------------------------------------------------
 
 
 def stated_cross_feature(R, U):
     r"""App. A.2: :math:`\mathbf c_U(h)=2\,\mathrm{diag}(R_h^\top U)`, one row per :math:`h`."""
-    return _stack([2 * _diagonal(Rh.T @ U) for Rh in R])
+    return vstack([2 * diagonal(Rh.T @ U) for Rh in R])
 
 
 def stated_cross_gram(U, V):
     r"""App. A.2: :math:`\sum_h\langle\mathbf c_U(h),\mathbf c_V(h)\rangle=4\,\mathrm{tr}
     (UV^\ast)`."""
-    return 4 * _trace(U @ _adjoint(V))
+    return 4 * trace(U @ adjoint(V))
 
 
 def stated_irrep_fit(R, Pi):
     r"""App. A.2: :math:`\hat Y^{(k)}_{(\cdot,h),h'}=\mathrm{diag}(R_h^\top\Pi_kR_{h'}\Pi_k)`:
     rows :math:`(h,a)` (``h*M + a``), columns :math:`h'`."""
     blocks = [Pi @ Rq @ Pi for Rq in R]
-    columns = [_stack([_diagonal(Rh.T @ B) for Rh in R]) for B in blocks]
+    columns = [vstack([diagonal(Rh.T @ B) for Rh in R]) for B in blocks]
     if isinstance(columns[0], sp.MatrixBase):
         return sp.Matrix.hstack(*[c.reshape(len(R) * len(R), 1) for c in columns])
     return torch.stack([c.reshape(-1) for c in columns], 1)
@@ -97,12 +75,12 @@ def stated_irrep_fit(R, Pi):
 
 def stated_decomposition(R, Pis):
     r"""App. A.2: :math:`\sum_{k\ne0}\Pi_kR_{h'}\Pi_k`, one matrix per :math:`h'` (stacked)."""
-    return _stack([sum((P @ Rq @ P for P in Pis[1:]), 0 * Rq) for Rq in R])
+    return vstack([sum((P @ Rq @ P for P in Pis[1:]), 0 * Rq) for Rq in R])
 
 
 def stated_centred_target(R, Pis):
     r"""App. A.2: the right-hand side :math:`R_{h'}-\Pi_0`, one matrix per :math:`h'`."""
-    return _stack([Rq - Pis[0] for Rq in R])
+    return vstack([Rq - Pis[0] for Rq in R])
 
 
 def halved_cross_feature(R, U):
@@ -217,7 +195,7 @@ def _off_block(gram: torch.Tensor, labels: torch.Tensor) -> float:
     return float(gram[off].abs().max() / gram.abs().max()) if bool(off.any()) else 0.0
 
 
-def _block_diagonal(run: Run, name: str, probe: bool) -> Iterator[Evidence]:
+def _blockdiagonal(run: Run, name: str, probe: bool) -> Iterator[Evidence]:
     _, task, W, labels = _irrep_nodes(run, name)
     F = centre(node_features(W, task))
     gram = F.mH @ F
@@ -306,11 +284,11 @@ def check(run: Run) -> Iterator[Evidence]:
         yield from _exact(run, name)
     for name in p["groups"]:
         yield from _cross_identities(run, name)
-        yield from _block_diagonal(run, name, probe=False)
+        yield from _blockdiagonal(run, name, probe=False)
         yield from _fits(run, name)
         yield from _square_parts(run, name)
     for name in p["probe_groups"]:
-        yield from _block_diagonal(run, name, probe=True)
+        yield from _blockdiagonal(run, name, probe=True)
 
 
 CLAIM = register(Claim(
