@@ -166,3 +166,14 @@ def test_inequality_evidence():
     assert low.ok is False and low.discrepancy == pytest.approx(0.75)
     assert at_least(Route.PROPERTY, "q", measured=[math.nan], bound=[1.0],
                     tolerance=tol).ok is None
+
+
+def test_upper_bound_evidence():
+    from verify.evidence import at_most
+
+    tol = Tolerance(1e-12, "test")
+    assert at_most(Route.PROPERTY, "q", measured=[1.0, 3.0], bound=[2.0, 3.0],
+                   tolerance=tol).ok is True
+    high = at_most(Route.PROPERTY, "q", measured=[4.0, 1.0], bound=[1.0, 2.0], tolerance=tol)
+    assert high.ok is False and high.discrepancy == pytest.approx(0.75)
+    assert high.measured == [4.0, 1.0] and high.stated == [1.0, 2.0]

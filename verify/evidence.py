@@ -238,6 +238,24 @@ def symbolic_identity(
         note="; ".join(x for x in (note, detail) if x))
 
 
+def _inequality(route: Route, quantity: str, measured: Any, bound: Any, tolerance: Tolerance,
+                parameters: Mapping[str, Any] | None, note: str, direction: str) -> Evidence:
+    m, b = _as_array(measured), _as_array(bound)
+    if m.shape != b.shape:
+        raise ValueError(f"{quantity!r}: shapes {m.shape} and {b.shape} differ")
+    finite = bool(np.all(np.isfinite(m)) and np.all(np.isfinite(b)))
+    discrepancy = None
+    if finite:
+        scale = np.maximum(np.maximum(np.abs(m), np.abs(b)), np.finfo(np.float64).tiny)
+        excess = b - m if direction == ">=" else m - b
+        discrepancy = float(np.max(np.maximum(excess, 0.0) / scale)) if m.size else 0.0
+    return Evidence(
+        route=route, quantity=quantity, stated=to_json_value(bound), derived=None,
+        measured=to_json_value(measured), metric="violation", discrepancy=discrepancy,
+        tolerance=tolerance, parameters=dict(parameters or {}), finite=finite,
+        comparisons={f"measured{direction}stated": discrepancy}, note=note)
+
+
 def at_least(
     route: Route,
     quantity: str,
@@ -252,19 +270,22 @@ def at_least(
     the paper's, the ``stated`` route). The discrepancy is the largest relative violation
     :math:`\max(0, (b - m)/\max(|m|, |b|))`, 0 when the inequality holds everywhere.
     """
-    m, b = _as_array(measured), _as_array(bound)
-    if m.shape != b.shape:
-        raise ValueError(f"at_least({quantity!r}): shapes {m.shape} and {b.shape} differ")
-    finite = bool(np.all(np.isfinite(m)) and np.all(np.isfinite(b)))
-    discrepancy = None
-    if finite:
-        scale = np.maximum(np.maximum(np.abs(m), np.abs(b)), np.finfo(np.float64).tiny)
-        discrepancy = float(np.max(np.maximum(b - m, 0.0) / scale)) if m.size else 0.0
-    return Evidence(
-        route=route, quantity=quantity, stated=to_json_value(bound), derived=None,
-        measured=to_json_value(measured), metric="violation", discrepancy=discrepancy,
-        tolerance=tolerance, parameters=dict(parameters or {}), finite=finite,
-        comparisons={"measured>=stated": discrepancy}, note=note)
+    return _inequality(route, quantity, measured, bound, tolerance, parameters, note, ">=")
+
+
+def at_most(
+    route: Route,
+    quantity: str,
+    *,
+    measured: Any,
+    bound: Any,
+    tolerance: Tolerance,
+    parameters: Mapping[str, Any] | None = None,
+    note: str = "",
+) -> Evidence:
+    r"""Check :math:`\text{measured} \le \text{bound}` entry by entry; the discrepancy is the
+    largest relative excess :math:`\max(0, (m - b)/\max(|m|, |b|))`."""
+    return _inequality(route, quantity, measured, bound, tolerance, parameters, note, "<=")
 
 
 def undecided(
