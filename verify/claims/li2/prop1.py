@@ -1,0 +1,415 @@
+r"""li2.prop1: Proposition 1, the structure of :math:`G_F` in Stage I (§3.1).
+
+Claims and routes:
+
+1. :math:`\|G_F(0)\|_F = O(\epsilon\sqrt{KM})`, read with :math:`\epsilon = \alpha`: the lowest
+   power of :math:`\alpha` in the exact series of :math:`G_F(0)` (derived) against the exponent
+   of the stated bound (stated); the error trends of :math:`\|G_F(0)\|_F` (autograd) in
+   :math:`\alpha \to 0` and in large :math:`K` and :math:`M` (measured).
+2. Eq. 3, :math:`G_F(t) = t\tilde Y\tilde Y^\top\tilde F + O(\alpha) + O(\alpha t) + O(t^2)`:
+   the :math:`\alpha^0` part of the exact series through :math:`t^1` (sympy, Picard iteration of
+   the flow) against the stated leading term; the remainder's error trends in :math:`t \to 0`
+   (at :math:`\alpha \ll t^2`) and :math:`\alpha \to 0` (at :math:`t \ll \alpha`), with
+   :math:`G_F(t)` from RK4 and autograd.
+3. The fixed point and the exponential rate (Eq. 4): checked by li2.prop4.
+4. :math:`G_F(+\infty) = O(\eta)` as :math:`\eta \to 0`: the error trend of the ridge solve's
+   :math:`\|G^\star(\eta)\|_F` under (A2); the smallest non-realisable instance, where it is
+   :math:`O(1)`, is derived exactly and reported as a probe.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from numerics.random import randn
+from numerics.small_time_flow import error_bound, flow_to_times, hessian_norms
+from numerics.stage1_problems import draw_problems
+from numerics.top_layer_flow import ridge_fixed_point
+from numerics.two_layer import backprop_gradient, center
+from theory.stage1_expansion import (
+    derive_small_time_series,
+    smallest_nonrealisable_case,
+)
+from verify.arrays import transpose
+from verify.claim import Assumption, Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.error_trends import fit_trend, geometric_grid, order_along, trend_evidence
+from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import cached
+from verify.tolerances import conditioned, unit_roundoff
+
+# --- the paper's formulas -----------------------------------------------------------------------
+
+def stated_initial_bound(eps, K, M):
+    r"""Claim 1's scale :math:`\epsilon\sqrt{KM}` (floats)."""
+    return eps * math.sqrt(K * M)
+
+
+def stated_leading(Ft, Yt, t):
+    r"""Eq. 3's leading term :math:`t\,\tilde Y\tilde Y^\top\tilde F` (sympy or torch)."""
+    return t * (Yt @ transpose(Yt) @ Ft)
+
+
+def stated_remainder(t, alpha):
+    r"""Eq. 3's remainder scale :math:`\alpha + \alpha t + t^2` (the O-terms, constants 1)."""
+    return alpha + alpha * t + t**2
+
+
+def stated_limit_scale(eta):
+    r"""Claim 4: :math:`\|G_F(+\infty)\| = O(\eta)`."""
+    return eta
+
+
+def flipped_leading(Ft, Yt, t):
+    """Planted error: the leading term with its sign flipped (gradient ascent)."""
+    return -stated_leading(Ft, Yt, t)
+
+
+# --- shared small-time machinery (also used by li2.prop2) ---------------------------------------
+
+def grid(spec: list) -> np.ndarray:
+    """``[start, stop, points]`` -> the geometric grid."""
+    start, stop, points = spec
+    return geometric_grid(float(start), float(stop), int(points))
+
+
+def full_column_rank(Ft: torch.Tensor) -> tuple[bool, float]:
+    """(A1) on every problem of a batch: the K-th singular value above the rank threshold
+    max(n, K) u sigma_max (numpy's matrix_rank rule); returns the smallest ratio to it."""
+    s = torch.linalg.svdvals(Ft)
+    n, K = Ft.shape[-2:]
+    if K > n:
+        return False, 0.0
+    ratio = s[..., -1] / (max(n, K) * unit_roundoff(Ft.dtype) * s[..., 0])
+    return bool((ratio > 1).all()), float(ratio.min())
+
+
+def realisability_gap(Ft: torch.Tensor, Yt: torch.Tensor) -> float:
+    r"""(A2) measured: the largest :math:`\|(I - \tilde F\tilde F^+)\tilde Y\|_F/\|\tilde Y\|_F`
+    over the batch (0 when :math:`\mathrm{col}(\tilde Y) \subseteq \mathrm{col}(\tilde F)`)."""
+    Q, _ = torch.linalg.qr(Ft)
+    rest = Yt - Q @ (Q.transpose(-1, -2) @ Yt)
+    return float((torch.linalg.matrix_norm(rest) / torch.linalg.matrix_norm(Yt)).max())
+
+
+def record_data_assumptions(run: Run, Ft: torch.Tensor, Yt: torch.Tensor, label: str, *,
+                            realisable: bool, probe: bool = False) -> None:
+    """Record (A1) and (A2) as evaluated on the data (a batch of problems, or a list of
+    batches of different sizes); ``probe`` marks problems that go beyond (A2) on purpose."""
+    batches = list(zip(Ft, Yt)) if isinstance(Ft, list) else [(Ft, Yt)]
+    ranks = [full_column_rank(F) for F, _ in batches]
+    sizes = sorted({tuple(F.shape[-2:]) for F, _ in batches})
+    run.assume(f"A1 full column rank ({label})", all(ok for ok, _ in ranks),
+               "Ft = P F has rank K (needs K <= n-1)",
+               f"(n, K) in {sizes}, {sum(F.shape[0] for F, _ in batches)} problems, "
+               f"min sigma_K / rank threshold = {min(r for _, r in ranks):.3g}")
+    if realisable or probe:
+        gap = max(realisability_gap(F, Y) for F, Y in batches)
+        n, K = max(s[0] for s in sizes), max(s[1] for s in sizes)
+        # The residual of projecting onto col(Ft) by QR is ~ (n K) u relative.
+        limit = 64 * n * K * unit_roundoff(batches[0][0].dtype)
+        run.assume(f"A2 realisable ({label})", gap <= limit,
+                   "col(Yt) in col(Ft): max ||(I - Ft Ft^+) Yt|| / ||Yt||",
+                   f"{gap:.2e} (roundoff limit {limit:.1e})", probe=probe)
+
+
+def small_time_problems(run: Run, p: Mapping[str, Any], stream: str, *, realisable: bool
+                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(F, Y, U)`` for ``p['seeds']`` independent problems: features, labels, and the unit
+    initial direction U (V0 = alpha U, U i.i.d. N(0, 1), i.e. (A3))."""
+    n, K, M = p["n"], p["K"], p["M"]
+    gen = run.generator(stream)
+    F, Y = draw_problems(p["seeds"], n, K, M, gen, realisable=realisable, device=run.device,
+                         dtype=run.dtype)
+    U = randn(p["seeds"], K, M, generator=gen, device=run.device, dtype=run.dtype)
+    return F, Y, U
+
+
+def small_time_G(F: torch.Tensor, Y: torch.Tensor, U: torch.Tensor, eta: float,
+                 taus: np.ndarray, alphas: np.ndarray, steps: int
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    r""":math:`G_F(t)` for each problem (S) and grid point (P, with ``taus``/``alphas`` of
+    length P): :math:`t = \tau/\lambda_{\max}` per problem, :math:`V_0 = \alpha U`. Returns
+    ``G`` (S, P, n, K), ``V0`` (S, P, K, M), ``t`` (S, P) and the bound on G's error (S, P)."""
+    S, P = U.shape[0], len(taus)
+    lam = hessian_norms(F, eta)  # (S,)
+    t = torch.as_tensor(taus, dtype=F.dtype, device=F.device)[None, :] / lam[:, None]
+    a = torch.as_tensor(alphas, dtype=F.dtype, device=F.device)
+    V0 = a[None, :, None, None] * U[:, None]
+
+    def flat(x: torch.Tensor) -> torch.Tensor:  # one batch entry per (problem, grid point)
+        return x[:, None].expand(S, P, *x.shape[1:]).reshape(S * P, *x.shape[1:])
+
+    Fb, Yb, V0b, tb = flat(F), flat(Y), V0.reshape(S * P, *U.shape[1:]), t.reshape(S * P)
+    G, V = flow_to_times(Fb, Yb, V0b, eta, tb, steps=steps)
+    bound = error_bound(Fb, Yb, V0b, V, eta, tb, steps=steps)
+    return G.view(S, P, *G.shape[1:]), V0, t, bound.view(S, P)
+
+
+def remainder_trend(run: Run, quantity: str, remainder: Callable[..., torch.Tensor],
+                    problem: tuple[str, torch.Tensor, torch.Tensor, torch.Tensor], eta: float,
+                    *, taus: np.ndarray, alphas: np.ndarray, sizes: np.ndarray, steps: int,
+                    scale: Callable[[float], float], bound: str = "at_least",
+                    parameters: Mapping[str, Any]) -> list[Evidence]:
+    r"""The error trend of ``remainder(G, Ft, Yt, V0, t)`` (a tensor per grid point) along
+    ``sizes`` (the grid of whichever of t, alpha varies): its Frobenius norm per problem and
+    point, floors = the flow's error bound + the subtraction's roundoff
+    :math:`4(n+K+M)u(\|G\|_F + \|G - r\|_F)`, stated order = that of ``scale`` on the grid.
+    ``problem`` is ``(stream, F, Y, U)`` from :func:`small_time_problems`; the flow does not
+    depend on the stated forms, so it is cached for the negative control's run."""
+    stream, F, Y, U = problem
+    key = (f"{run.claim_id} {stream} {run.seed_for(stream)} {tuple(F.shape)} {tuple(Y.shape)} "
+           f"{taus.tolist()} {alphas.tolist()} {eta} {steps} {run.dtype} {run.device}")
+    G, V0, t, G_bound = cached(key, lambda: small_time_G(F, Y, U, eta, taus, alphas, steps))
+    Ft, Yt = center(F)[:, None], center(Y)[:, None]
+    r = remainder(G, Ft, Yt, V0, t[..., None, None])
+    n, K, M = F.shape[-2], F.shape[-1], Y.shape[-1]
+    u = unit_roundoff(run.dtype)
+    floors = G_bound + 4 * (n + K + M) * u * (torch.linalg.matrix_norm(G)
+                                              + torch.linalg.matrix_norm(G - r))
+    limit = "zero"
+    fit = fit_trend(sizes, torch.linalg.matrix_norm(r), limit=limit, floors=floors)
+    stated = order_along(scale, sizes, limit=limit)
+    run.figure(f"trend: {quantity}", fit.figure(stated))
+    return trend_evidence(quantity, fit, stated_order=stated, bound=bound,
+                          parameters={**parameters, "steps": steps})
+
+
+def series_derivation(size: Mapping[str, int]):
+    """:func:`derive_small_time_series` at ``size``, cached (the stated forms do not enter;
+    li2.prop1 and li2.prop2 share it)."""
+    return cached(f"small-time series {dict(size)}",
+                  lambda: derive_small_time_series(size["n"], size["K"], size["M"]))
+
+
+def mean_time_unit(F: torch.Tensor, eta: float) -> float:
+    r""":math:`1/\bar\lambda_{\max}`: the time unit in which a stated scale :math:`s(t, \alpha)`
+    is evaluated on a grid of :math:`\tau = \lambda_{\max}t` (its constants are unknown; only
+    its shape along the grid enters the stated order)."""
+    return 1.0 / float(hessian_norms(F, eta).mean())
+
+
+# --- evidence -----------------------------------------------------------------------------------
+
+def _symbolic(run: Run) -> Iterator[Evidence]:
+    s = run.params["symbolic_size"]
+    series = run.derivation(series_derivation(s)).result
+    table = series.coefficients()
+    lowest = min(b for (a, b) in table if a == 0)
+    alphas = grid([1e-1, 1e-3, 3])
+    stated = order_along(lambda a: run.stated["initial_bound"](a, 1, 1), alphas)
+    yield compare(Route.SYMBOLIC, "claim 1: lowest power of alpha in G_F(0) vs the stated "
+                                  "bound's exponent", stated=stated, derived=lowest,
+                  metric="absolute", parameters=s,
+                  tolerance=Tolerance(1e-9, "the stated exponent is the least-squares log-log "
+                                            "slope of a pure power, exact up to float64 logs"))
+    yield symbolic_identity(
+        "Eq. 3: alpha^0 part of the series of G_F(t) through t^1 vs t Yt Yt^T Ft",
+        stated=run.stated["leading"](series.Ft, series.Yt, series.t),
+        derived=series.part(alpha_order=0), parameters={**s, "eta": "symbolic"},
+        note="G_Ft from -dJ/dFt, V(t) by Picard iteration of the flow from V0 = alpha U")
+
+
+def _initial(run: Run) -> Iterator[Evidence]:
+    p = run.params["initial"]
+    F, Y, U = small_time_problems(run, {**p, "seeds": run.params["seeds"]}, "initial",
+                                  realisable=False)
+    record_data_assumptions(run, center(F), center(Y), "claim 1, alpha trend", realisable=False)
+    alphas = grid(p["alphas"])
+    n, K, M = p["n"], p["K"], p["M"]
+    a = torch.as_tensor(alphas, dtype=run.dtype, device=run.device)
+    V0 = a[None, :, None, None] * U[:, None]
+    S, P = V0.shape[:2]
+    G0 = backprop_gradient(F[:, None].expand(S, P, n, K).contiguous(), V0,
+                           Y[:, None].expand(S, P, n, M).contiguous())
+    bound = run.stated["initial_bound"]
+    fit = fit_trend(alphas, torch.linalg.matrix_norm(G0), limit="zero")
+    stated = order_along(lambda x: bound(x, K, M), alphas)
+    run.figure("trend: claim 1, ||G_F(0)|| in alpha", fit.figure(stated))
+    yield from trend_evidence("claim 1: ||G_F(0)||_F as alpha -> 0", fit, stated_order=stated,
+                              parameters={"n": n, "K": K, "M": M})
+    ratio = torch.linalg.matrix_norm(G0) / (a * math.sqrt(K * M))
+    run.figure("claim 1: ||G_F(0)|| / (alpha sqrt(KM)) vs ||Yt||_2 (its alpha -> 0 limit is "
+               "||Yt U^T|| / sqrt(KM) <= ||Yt||_2 ||U||_F / sqrt(KM))",
+               {"ratio_at_smallest_alpha": ratio[:, -1].tolist(),
+                "spectral_norm_Yt": torch.linalg.matrix_norm(center(Y), ord=2).tolist()})
+
+
+def _widths(run: Run) -> Iterator[Evidence]:
+    p = run.params["widths"]
+    bound = run.stated["initial_bound"]
+    alpha, n = p["alpha"], p["n"]
+    for axis, values, fixed in (("K", p["Ks"], {"M": p["M"]}), ("M", p["Ms"], {"K": p["K"]})):
+        norms, Fts, Yts = [], [], []
+        for value in values:
+            K, M = (value, fixed["M"]) if axis == "K" else (fixed["K"], value)
+            F, Y, U = small_time_problems(run, {"n": n, "K": K, "M": M,
+                                                "seeds": run.params["seeds"]},
+                                          f"widths {axis}={value}", realisable=False)
+            Fts.append(center(F))
+            Yts.append(center(Y))
+            norms.append(torch.linalg.matrix_norm(backprop_gradient(F, alpha * U, Y)))
+        record_data_assumptions(run, Fts, Yts, f"claim 1, {axis} trend", realisable=False)
+        sizes = np.asarray(values, dtype=np.float64)
+        fit = fit_trend(sizes, torch.stack(norms, dim=1), limit="infinity")
+        stated = order_along(
+            lambda v, axis=axis: bound(alpha, v, p["M"]) if axis == "K"
+            else bound(alpha, p["K"], v), sizes, limit="infinity")
+        run.figure(f"trend: claim 1, ||G_F(0)|| in {axis}", fit.figure(stated))
+        yield from trend_evidence(f"claim 1: ||G_F(0)||_F as {axis} grows (order in 1/{axis})",
+                                  fit, stated_order=stated,
+                                  parameters={"n": n, "alpha": alpha, **fixed})
+
+
+def _eq3(run: Run) -> Iterator[Evidence]:
+    p = {**run.params["small_time"], "seeds": run.params["seeds"]}
+    F, Y, U = small_time_problems(run, p, "eq3", realisable=False)
+    problem = ("eq3", F, Y, U)
+    record_data_assumptions(run, center(F), center(Y), "Eq. 3", realisable=False)
+    eta, steps, unit = p["eta"], p["steps"], mean_time_unit(F, p["eta"])
+    leading, scale = run.stated["leading"], run.stated["remainder"]
+
+    def remainder(G, Ft, Yt, V0, t):
+        return G - leading(Ft, Yt, t)
+
+    taus, alphas = grid(p["taus"]), grid(p["alphas"])
+    common = {"n": p["n"], "K": p["K"], "M": p["M"], "eta": eta}
+    yield from remainder_trend(
+        run, "Eq. 3: ||G_F(t) - t Yt Yt^T Ft|| as t -> 0 (alpha << t^2)", remainder, problem,
+        eta, taus=taus, alphas=np.full_like(taus, p["alpha_tiny"]), sizes=taus, steps=steps,
+        scale=lambda tau: scale(tau * unit, p["alpha_tiny"]),
+        parameters={**common, "alpha": p["alpha_tiny"], "grid": "tau = lambda_max t"})
+    yield from remainder_trend(
+        run, "Eq. 3: ||G_F(t) - t Yt Yt^T Ft|| as alpha -> 0 (t << alpha)", remainder, problem,
+        eta, taus=np.full_like(alphas, p["tau_tiny"]), alphas=alphas, sizes=alphas,
+        steps=steps, scale=lambda a: scale(p["tau_tiny"] * unit, a),
+        parameters={**common, "tau": p["tau_tiny"], "grid": "alpha"})
+
+
+def _limit(run: Run) -> Iterator[Evidence]:
+    p = {**run.params["limit"], "seeds": run.params["seeds"]}
+    eps = grid(p["eps"])
+    scale = run.stated["limit_scale"]
+    n, K, M = p["n"], p["K"], p["M"]
+    for realisable, label in ((True, "realisable (A2)"), (False, "Gaussian features")):
+        F, Y, _ = small_time_problems(run, p, f"limit {label}", realisable=realisable)
+        Ft, Yt = center(F), center(Y)
+        record_data_assumptions(run, Ft, Yt, f"claim 4, {label}", realisable=realisable,
+                                probe=not realisable)
+        sigma2 = torch.linalg.svdvals(Ft)[:, -1] ** 2
+        norms = torch.empty(p["seeds"], eps.size, dtype=torch.float64)
+        floors = torch.empty_like(norms)
+        for s in range(p["seeds"]):
+            lam = torch.linalg.eigvalsh(Ft[s].T @ Ft[s])
+            for g, e in enumerate(eps):
+                eta = float(e * sigma2[s])
+                fixed = ridge_fixed_point(Ft[s], Yt[s], eta)
+                norms[s, g] = torch.linalg.matrix_norm(fixed.G)
+                # E* = Yt - Ft V* cancels O(1) terms down to O(eta): the solve's forward error
+                # (4 n kappa u) times ||Ft|| ||V*||, times ||V*|| in G* = E* V*^T.
+                kappa = float((lam[-1] + eta) / (lam[0] + eta))
+                floors[s, g] = conditioned(run.dtype, kappa, max(n, K), "solve").value \
+                    * float(torch.linalg.matrix_norm(Ft[s], ord=2)
+                            * torch.linalg.matrix_norm(fixed.V) ** 2)
+        fit = fit_trend(eps, norms, limit="zero", floors=floors)
+        stated = order_along(scale, eps)
+        run.figure(f"trend: claim 4, ||G*(eta)|| as eta -> 0, {label}", fit.figure(stated))
+        if realisable:
+            yield from trend_evidence(
+                "claim 4: ||G_F(+inf)||_F = ||G*(eta)||_F as eta -> 0 (eta = eps "
+                "sigma_min(Ft)^2), realisable", fit, stated_order=stated,
+                parameters={"n": n, "K": K, "M": M})
+    _, G_limit, _ = run.derivation(cached("smallest non-realisable case",
+                                          smallest_nonrealisable_case)).result
+    run.assume("A2 realisable (claim 4 probe: smallest non-realisable case)", False,
+               "col(Yt) in col(Ft); without it G*(eta) does not vanish as eta -> 0",
+               f"n=3, K=1, M=2, F=(0,1,3), labels (0,1,0): lim G*(eta) = "
+               f"{[str(x) for x in G_limit]} != 0, i.e. O(1), not O(eta)", probe=True)
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    yield from _symbolic(run)
+    yield from _initial(run)
+    yield from _widths(run)
+    yield from _eq3(run)
+    yield from _limit(run)
+
+
+def _alphas(params: Mapping[str, Any]) -> list[float]:
+    """Every initial scale alpha the check uses."""
+    st = params["small_time"]
+    return [*grid(params["initial"]["alphas"]), *grid(st["alphas"]), st["alpha_tiny"],
+            params["widths"]["alpha"]]
+
+
+_PROBLEM = {"n": 24, "K": 6, "M": 3}
+_GRID7 = 7
+
+CLAIM = register(Claim(
+    id="li2.prop1",
+    paper=PAPER,
+    kind="proposition",
+    title="Stage I structure of G_F: small start, early term t Yt Yt^T Ft, O(eta) limit",
+    source="Prop. 1 and Eqs. 3-4, §3.1 (claim 3 with Prop. 4: li2.prop4)",
+    statement=r"\text{(A1)},\ V(0)_{ij}\sim\mathcal N(0,\alpha^2):\ "
+              r"\|G_F(0)\|_F=O(\epsilon\sqrt{KM});\quad "
+              r"G_F(t)=t\tilde Y\tilde Y^\top\tilde F+O(\alpha)+O(\alpha t)+O(t^2)\ (\text{Eq. 3});"
+              r"\quad G_F\to\eta(\tilde F\tilde F^\top+\eta I)^{-1}\tilde Y\tilde Y^\top\tilde F"
+              r"(\tilde F^\top\tilde F+\eta I)^{-1}\ (\text{Eq. 4});\quad "
+              r"\|G_F\|:\ O(\alpha)\to O(1)\to O(\eta)",
+    reading=r"Only V learns, by gradient flow on Eq. 1 with \tilde F=P_1^\perp F fixed; "
+            r"G_F=-\partial J/\partial F (autograd), equal to G_{\tilde F}=EV^\top since "
+            r"\mathbf 1^\top E=0. Claim 1: \epsilon is read as \alpha (the only small "
+            r"parameter of Stage I); the hidden constant is data-dependent (\|G_F(0)\|\to"
+            r"\|\tilde YU^\top\|\alpha\le\|\tilde Y\|_2\|V_0\|_F); the K and M scalings are "
+            r"checked as O-bounds (order in 1/K, 1/M at least -1/2). Claim 2 (Eq. 3): each "
+            r"O-term is checked by its error trend with the other parameter negligible "
+            r"(\alpha\ll t^2, then t\ll\alpha); t is measured as \tau/\lambda_{\max}"
+            r"(\tilde F^\top\tilde F+\eta I). Stated orders are the log-log slopes of the "
+            r"stated O-terms (constants 1) on the same grid. Claim 3 (Eq. 4 and the rate) is "
+            r"li2.prop4's. Claim 4: the O(\eta) limit of \|G_F(+\infty)\| is checked under "
+            r"(A2); 'rises to O(1)' is not checked (no scale is given).",
+    parameters={
+        "quick": {
+            "symbolic_size": {"n": 3, "K": 2, "M": 2},
+            "seeds": 6,
+            "initial": {**_PROBLEM, "alphas": [1e-1, 1e-4, _GRID7]},
+            "widths": {"n": 64, "alpha": 1e-3, "Ks": [2, 4, 8, 16, 32], "M": 4,
+                       "Ms": [2, 4, 8, 16, 32], "K": 8},
+            "small_time": {**_PROBLEM, "eta": 0.1, "steps": 4, "taus": [1e-1, 1e-3, _GRID7],
+                           "alpha_tiny": 1e-15, "alphas": [1e-1, 1e-4, _GRID7],
+                           "tau_tiny": 1e-8},
+            "limit": {**_PROBLEM, "eps": [1e-1, 1e-4, _GRID7]},
+        },
+        "full": {
+            "symbolic_size": {"n": 3, "K": 2, "M": 2},
+            "seeds": 8,
+            "initial": {"n": 256, "K": 64, "M": 8, "alphas": [1e-1, 1e-5, 9]},
+            "widths": {"n": 512, "alpha": 1e-3, "Ks": [4, 8, 16, 32, 64, 128, 256], "M": 8,
+                       "Ms": [2, 4, 8, 16, 32, 64], "K": 64},
+            "small_time": {"n": 256, "K": 64, "M": 8, "eta": 0.1, "steps": 4,
+                           "taus": [1e-1, 1e-4, 9], "alpha_tiny": 1e-15,
+                           "alphas": [1e-1, 1e-5, 9], "tau_tiny": 1e-8},
+            "limit": {"n": 256, "K": 64, "M": 8, "eps": [1e-1, 1e-5, 9]},
+        },
+    },
+    stated={"initial_bound": stated_initial_bound, "leading": stated_leading,
+            "remainder": stated_remainder, "limit_scale": stated_limit_scale},
+    check=check,
+    control=NegativeControl("Eq. 3's leading term with its sign flipped",
+                            {"leading": flipped_leading}),
+    assumptions=(
+        Assumption("0 < alpha << 1", "small initialisation (A3): every alpha in (0, 0.1]",
+                   lambda p: all(0 < a <= 0.1 for a in _alphas(p))),
+        Assumption("K <= n - 1", "full column rank (A1) is possible after centring",
+                   lambda p: all(q["K"] <= q["n"] - 1 for q in (p["initial"], p["small_time"],
+                                                                p["limit"]))
+                   and max(p["widths"]["Ks"] + [p["widths"]["K"]]) <= p["widths"]["n"] - 1),
+    ),
+))

@@ -1,0 +1,267 @@
+r"""Error trends of asymptotic claims: an error measured along a geometric grid of the limit
+parameter (small :math:`\alpha`, small :math:`t`, large :math:`K`, ...) for several seeds, its
+fitted log-log order with a confidence interval, and the evidence that compares it with the
+order the paper states (diffrax's order tests are the model: regress log error on log step).
+
+Conventions. ``h`` is the parameter that goes to 0: the size itself (``limit="zero"``) or its
+inverse (``limit="infinity"``, e.g. :math:`h = 1/K`). The *order* :math:`p` of a quantity
+:math:`e` is the slope of :math:`\log e` against :math:`\log h`, so :math:`e \propto h^p`:
+:math:`p = 2` for an :math:`O(t^2)` remainder, :math:`p = -\tfrac12` for a norm growing like
+:math:`\sqrt K`.
+
+The fit.
+
+* A grid point is kept only while every seed's error there is above ``ABOVE_FLOOR`` times its
+  roundoff floor (the floor is the caller's worst-case estimate, one per seed and point); from
+  the first point that is not, on towards the limit, the grid is dropped (the floor grows, or
+  the error shrinks, monotonically towards the limit, so what lies beyond is floor too). Fewer
+  than ``MIN_POINTS`` kept points: no order can be measured, the item is undecided.
+* Each seed's order is the least-squares slope over its kept points, computed by
+  :func:`numerics.step_studies.observed_order` (a halving ladder's slope; a geometric grid of
+  ratio :math:`r` is a halving ladder in :math:`\log_2 h / \log_2 r`).
+* The interval is Student's t on the mean of the per-seed orders, with ``S - 1`` degrees of
+  freedom. Why seeds and not points: within one seed, the deviations of :math:`\log e` from a line
+  are deterministic (the next-order terms), not independent noise, so a pooled least-squares
+  standard error over (seed, point) pairs would mean nothing; the seeds (independent problems
+  and initialisations) are the replicates. Why t and not a bootstrap: with 4-8 seeds a
+  percentile bootstrap of a mean undercovers (it resamples 4-8 values), while the t-interval
+  is exact for normal per-seed orders and robust for a mean of smooth functions of Gaussian
+  draws.
+
+The evidence. The stated order is compared with the interval: ``bound="at_least"`` (an
+:math:`O(h^p)` remainder: the measured order must not lie below :math:`p`) fails when the whole
+interval lies more than ``slack`` below :math:`p`; ``bound="exact"`` (a :math:`\Theta(h^p)`
+leading term) also fails when it lies more than ``slack`` above. ``slack`` covers the
+pre-asymptotic bend of a finite grid (the local slope of :math:`c_1h^p(1 + c_2h^q)` is
+:math:`p + O(h^q)`), not the seeds' scatter, which the interval carries. When the stated order
+is positive (an error said to vanish), a second item requires the geometric mean of the error
+over seeds to shrink at every kept step towards the limit.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from scipy import stats
+
+from numerics.step_studies import observed_order
+from verify.evidence import Evidence, Route, Tolerance, to_json_value, undecided
+from verify.step_ladders import (
+    ABOVE_FLOOR,  # closer to the floor, roundoff bends the line
+)
+
+LIMITS = ("zero", "infinity")
+BOUNDS = ("at_least", "exact")
+
+#: A line through fewer points has no residual to show curvature; three is the least.
+MIN_POINTS = 3
+
+#: Confidence level of the interval on the mean order.
+LEVEL = 0.95
+
+#: Default allowance for the pre-asymptotic bend (catalogue §2.5 suggests +-0.2): the local
+#: slope of c h^p (1 + c' h) is p + c'h/(1 + c'h), so a grid whose coarse end has the next-order
+#: term below ~20% of the leading one stays within it. Checks choose their grids for that.
+TREND_SLACK = Tolerance(0.2, "pre-asymptotic bend of the fitted line: the next-order term is "
+                             "kept below ~20% of the leading one at the coarse end of the grid "
+                             "(catalogue §2.5: +-0.2)")
+
+#: The geometric mean may rise between two kept points by at most this relative amount: each
+#: kept error lies at least ABOVE_FLOOR times above its floor, so roundoff moves each of the
+#: two by at most 1/ABOVE_FLOOR of itself.
+MONOTONE_TOLERANCE = Tolerance(2 / ABOVE_FLOOR, f"two kept errors, each at least {ABOVE_FLOOR:g}"
+                                                f" x its roundoff floor, can each move by "
+                                                f"1/{ABOVE_FLOOR:g} of itself")
+
+
+def geometric_grid(start: float, stop: float, points: int) -> np.ndarray:
+    """``points`` values from ``start`` to ``stop`` with a constant ratio (both > 0)."""
+    if not (start > 0 and stop > 0 and math.isfinite(start) and math.isfinite(stop)):
+        raise ValueError(f"start, stop: {start!r}, {stop!r} must be finite and > 0")
+    if start == stop:
+        raise ValueError(f"start, stop: must differ (both {start!r})")
+    if not (isinstance(points, int) and points >= 2):
+        raise ValueError(f"points: {points!r} must be an integer >= 2")
+    return start * (stop / start) ** (np.arange(points) / (points - 1))
+
+
+def _ladder(sizes: Sequence[float], limit: str) -> tuple[np.ndarray, float]:
+    """``h`` (far from the limit first) and the ratio ``h_k / h_{k+1} > 1`` of the grid."""
+    if limit not in LIMITS:
+        raise ValueError(f"limit: {limit!r} is not one of {', '.join(LIMITS)}")
+    s = np.asarray(sizes, dtype=np.float64)
+    if s.ndim != 1 or s.size < 2 or not np.all(np.isfinite(s)) or not np.all(s > 0):
+        raise ValueError(f"sizes: need >= 2 finite positive values, got {s.tolist()}")
+    h = s if limit == "zero" else 1.0 / s
+    ratios = h[:-1] / h[1:]
+    if not np.all(ratios > 1):
+        towards = "decrease" if limit == "zero" else "increase"
+        raise ValueError(f"sizes: must {towards} strictly towards the limit ({limit}), got "
+                         f"{s.tolist()}")
+    if not np.allclose(ratios, ratios[0], rtol=1e-9, atol=0):
+        raise ValueError(f"sizes: must form a geometric grid (constant ratio), got ratios "
+                         f"{ratios.tolist()}")
+    return h, float(ratios[0])
+
+
+def _order(values: np.ndarray, ratio: float) -> float:
+    r"""Least-squares slope of :math:`\log e` against :math:`\log h` on a geometric grid:
+    :func:`observed_order` (per halving) rescaled from :math:`\log 2` to :math:`\log r`."""
+    return float(observed_order(torch.as_tensor(values, dtype=torch.float64))) \
+        * math.log(2.0) / math.log(ratio)
+
+
+def order_along(scale: Callable[[float], float], sizes: Sequence[float], *,
+                limit: str = "zero") -> float:
+    r"""The order a stated scale predicts on this grid: the least-squares log-log slope of
+    ``scale`` (e.g. the paper's :math:`O(\alpha t + t^2)` terms at fixed :math:`\alpha`) over
+    the same points, in the same convention as a fitted order.
+
+    >>> round(order_along(lambda t: 0.01 * t + t**2, geometric_grid(1e-4, 1e-6, 5)), 2)
+    1.0
+    >>> round(order_along(lambda K: K**0.5, [4, 16, 64], limit="infinity"), 9)
+    -0.5
+    """
+    _, ratio = _ladder(sizes, limit)
+    values = np.array([float(scale(float(s))) for s in sizes])
+    if not (np.all(np.isfinite(values)) and np.all(values > 0)):
+        raise ValueError(f"scale: must be finite and > 0 on the grid, got {values.tolist()}")
+    return _order(values, ratio)
+
+
+@dataclass(frozen=True)
+class TrendFit:
+    """A fitted error trend: the data, which points entered the fit, and the order with its
+    interval (NaN when fewer than ``MIN_POINTS`` points are above the floor)."""
+
+    sizes: np.ndarray  # (G,) the limit parameter, far from the limit first
+    h: np.ndarray  # (G,) the parameter going to 0
+    errors: np.ndarray  # (S, G)
+    floors: np.ndarray  # (S, G)
+    kept: np.ndarray  # (G,) bool
+    orders: np.ndarray  # (S,) per-seed orders
+    order: float  # their mean
+    interval: tuple[float, float]
+    level: float
+    limit: str
+
+    @property
+    def finite(self) -> bool:
+        return bool(np.all(np.isfinite(self.errors)))
+
+    @property
+    def geometric_mean(self) -> np.ndarray:
+        r""":math:`\exp` of the mean over seeds of :math:`\log e` at each point (G,)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.exp(np.log(self.errors).mean(0))
+
+    def figure(self, stated_order: float | None = None) -> dict[str, Any]:
+        """Plot data: the grid, every seed's errors and floors, the kept points, the fitted
+        line through the geometric mean (on the kept points) and the orders."""
+        line = None
+        if np.isfinite(self.order):
+            logs = np.log(self.errors[:, self.kept]).mean(0)
+            logh = np.log(self.h[self.kept])
+            intercept = float(np.mean(logs - self.order * logh))
+            line = np.exp(intercept + self.order * logh).tolist()
+        return to_json_value({
+            "sizes": self.sizes.tolist(), "limit": self.limit, "h": self.h.tolist(),
+            "errors_per_seed": self.errors.tolist(), "floors_per_seed": self.floors.tolist(),
+            "geometric_mean": self.geometric_mean.tolist(), "kept": self.kept.tolist(),
+            "fitted_line_on_kept": line, "order": self.order,
+            "interval": list(self.interval), "level": self.level,
+            "orders_per_seed": self.orders.tolist(), "stated_order": stated_order})
+
+
+def fit_trend(sizes: Sequence[float], errors: Any, *, limit: str = "zero",
+              floors: Any = 0.0, level: float = LEVEL) -> TrendFit:
+    """Fit the order of ``errors`` (seeds x grid points; a tensor or array) along ``sizes``.
+
+    ``floors`` (broadcast to ``errors``) are worst-case roundoff floors: points within
+    ``ABOVE_FLOOR`` of them are excluded as the module docstring says.
+    """
+    h, ratio = _ladder(sizes, limit)
+    e = _as_numpy(errors)
+    if e.ndim != 2 or e.shape[1] != h.size:
+        raise ValueError(f"errors: shape {e.shape} must be (seeds, {h.size} grid points)")
+    if e.shape[0] < 2:
+        raise ValueError(f"errors: {e.shape[0]} seed(s); an interval needs >= 2")
+    if not 0 < level < 1:
+        raise ValueError(f"level: {level!r} must lie in (0, 1)")
+    f = np.broadcast_to(_as_numpy(floors), e.shape).astype(np.float64)
+    if np.any(f < 0) or not np.all(np.isfinite(f)):
+        raise ValueError("floors: must be finite and >= 0")
+    with np.errstate(invalid="ignore"):
+        above = np.all((e > ABOVE_FLOOR * f) & (e > 0) & np.isfinite(e), axis=0)
+    kept = np.cumprod(above).astype(bool)  # from the first floor point on, all dropped
+    nan = (math.nan, math.nan)
+    if int(kept.sum()) < MIN_POINTS or not np.all(np.isfinite(e)):
+        return TrendFit(np.asarray(sizes, dtype=np.float64), h, e, f, kept,
+                        np.full(e.shape[0], math.nan), math.nan, nan, level, limit)
+    orders = np.array([_order(row[kept], ratio) for row in e])
+    mean = float(orders.mean())
+    half = float(stats.t.ppf(0.5 + level / 2, df=orders.size - 1)
+                 * orders.std(ddof=1) / math.sqrt(orders.size))
+    return TrendFit(np.asarray(sizes, dtype=np.float64), h, e, f, kept, orders, mean,
+                    (mean - half, mean + half), level, limit)
+
+
+def trend_evidence(quantity: str, fit: TrendFit, *, stated_order: float,
+                   bound: str = "at_least", slack: Tolerance = TREND_SLACK,
+                   parameters: Mapping[str, Any] | None = None) -> list[Evidence]:
+    """The order item (and, for a stated order > 0, the monotone item) of one trend."""
+    if bound not in BOUNDS:
+        raise ValueError(f"bound: {bound!r} is not one of {', '.join(BOUNDS)}")
+    if not math.isfinite(stated_order):
+        raise ValueError(f"stated_order: {stated_order!r} must be finite")
+    params = {**(parameters or {}), "limit": fit.limit, "grid": fit.sizes.tolist(),
+              "kept_points": int(fit.kept.sum()), "seeds": fit.errors.shape[0],
+              "bound": bound, "level": fit.level}
+    name = f"{quantity}: order vs stated {stated_order:.3g}"
+    if fit.finite and not np.isfinite(fit.order):
+        return [undecided(Route.RATE, name, f"only {int(fit.kept.sum())} grid points lie "
+                          f"{ABOVE_FLOOR:g} x above the roundoff floor (need {MIN_POINTS}): "
+                          "the order cannot be measured at this precision",
+                          tolerance=slack, parameters=params)]
+    lo, hi = fit.interval
+    gap = None
+    if fit.finite:
+        gap = max(0.0, stated_order - hi)
+        if bound == "exact":
+            gap = max(gap, lo - stated_order)
+    side = ">=" if bound == "at_least" else "=="
+    items = [Evidence(
+        route=Route.RATE, quantity=name, stated=stated_order, derived=None,
+        measured=to_json_value({"order": fit.order, "interval": [lo, hi],
+                                "per_seed": fit.orders.tolist()}),
+        metric="order", discrepancy=gap, tolerance=slack, parameters=params,
+        finite=fit.finite, comparisons={f"measured {side} stated": gap},
+        note=f"{fit.level:.0%} t-interval [{lo:.3f}, {hi:.3f}] over {fit.errors.shape[0]} "
+             f"seeds; discrepancy = distance of the stated order beyond the interval")]
+    if stated_order > 0:
+        items.append(_monotone(quantity, fit, params))
+    return items
+
+
+def _monotone(quantity: str, fit: TrendFit, params: dict[str, Any]) -> Evidence:
+    """Largest relative rise of the geometric-mean error between neighbouring kept points."""
+    gm = fit.geometric_mean[fit.kept]
+    rise = None
+    if fit.finite:
+        rise = float(np.max(np.maximum(gm[1:] - gm[:-1], 0.0) / np.maximum(gm[:-1], gm[1:])))
+    return Evidence(
+        route=Route.RATE, quantity=f"{quantity}: shrinks towards the limit", stated=None,
+        derived=None, measured=to_json_value(gm.tolist()), metric="violation",
+        discrepancy=rise, tolerance=MONOTONE_TOLERANCE, parameters=params, finite=fit.finite,
+        comparisons={"monotone": rise},
+        note="geometric mean over seeds at the kept points, far from the limit first")
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().to(torch.float64).numpy()
+    return np.asarray(x, dtype=np.float64)
