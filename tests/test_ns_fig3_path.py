@@ -21,7 +21,7 @@ from theory.escape_time import (
     integrand_ratio,
 )
 from theory.reparam_balance import Q
-from verify.claims.ns.fig3_path import geometric_tail, pair_estimates
+from verify.error_trends import geometric_tail, pair_estimates
 from verify.evidence import symbolic_identity
 from verify.registry import get
 from verify.runner import run_claim

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -265,3 +266,42 @@ def _as_numpy(x: Any) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         return x.detach().cpu().to(torch.float64).numpy()
     return np.asarray(x, dtype=np.float64)
+
+
+# --- limits of sequences of estimates (a -> 0 laws from pairs of scales) -----------------
+
+def geometric_tail(estimates: Sequence[float]) -> float:
+    r"""Distance from the last of a sequence of estimates to its limit, if the differences
+    shrink geometrically (Aitken): :math:`|c_2|\rho/(1-\rho)` with :math:`c_2` the last
+    difference and :math:`\rho = |c_2/c_1|`; ``inf`` when the differences do not shrink."""
+    if len(estimates) < 3:
+        raise ValueError("estimates: need >= 3 values for a geometric tail")
+    e1, e2, e3 = (float(x) for x in estimates[-3:])
+    c1, c2 = e2 - e1, e3 - e2
+    if c2 == 0:
+        return 0.0
+    rho = abs(c2 / c1) if c1 != 0 else math.inf
+    return abs(c2) * rho / (1 - rho) if rho < 1 else math.inf
+
+
+def equally_spaced(a: Sequence[float]) -> bool:
+    """Whether the scales are equally spaced in log a (so successive differences of pair
+    estimates are comparable), decreasing."""
+    logs = [math.log(x) for x in a]
+    steps = [y - x for x, y in pairwise(logs)]
+    return all(s < 0 for s in steps) and max(steps) - min(steps) <= 1e-9 * abs(min(steps))
+
+
+def pair_estimates(a: Sequence[float], T: Sequence[float], kind: str
+                   ) -> tuple[list[float], list[float]]:
+    r"""Per consecutive pair of scales: :math:`\Delta\log T/\Delta\log(1/a)` (``power``,
+    ``bounded``) or :math:`\Delta T/\Delta\log(1/a)` (``log``), and the pair's
+    :math:`\Delta\log(1/a)`."""
+    ell = [math.log(1 / x) for x in a]
+    out, spans = [], []
+    for k in range(len(a) - 1):
+        span = ell[k + 1] - ell[k]
+        rise = T[k + 1] - T[k] if kind == "log" else math.log(T[k + 1] / T[k])
+        out.append(rise / span)
+        spans.append(span)
+    return out, spans

@@ -26,7 +26,7 @@ from theory.escape_time import BETA, G0, A, H, derive_first_jump
 from verify.arrays import asinh
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns.fig3_path import equally_spaced, geometric_tail
+from verify.error_trends import equally_spaced, geometric_tail
 from verify.evidence import (
     Evidence,
     Route,
