@@ -17,7 +17,7 @@ from theory.stage1_expansion import (
     smallest_nonrealisable_case,
 )
 from verify.claim import NegativeControl
-from verify.claims.li2.prop1 import full_column_rank, realisability_gap
+from verify.stage1_checks import full_column_rank, realisability_gap
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

@@ -31,7 +31,7 @@ def _check_sizes(**sizes: int) -> None:
             raise ValueError(f"{name}: {value!r} must be an integer >= 1")
 
 
-def _truncate(p: PolyElement, t_index: int, order: int) -> PolyElement:
+def truncate_in_t(p: PolyElement, t_index: int, order: int) -> PolyElement:
     """``p`` with every monomial of degree above ``order`` in generator ``t_index`` dropped."""
     return p.ring.from_dict({m: c for m, c in p.items() if m[t_index] <= order})
 
@@ -142,13 +142,13 @@ def derive_small_time_series(n: int, K: int, M: int, order: int = 1) -> Derivati
     V = [R.from_expr(alpha * u) for u in U]
     for k in range(1, order + 1):
         at_V = list(zip(V_gens, V))
-        V = [_truncate(R.from_expr(alpha * u) + _integrate_from_zero(f.compose(at_V), it), it,
+        V = [truncate_in_t(R.from_expr(alpha * u) + _integrate_from_zero(f.compose(at_V), it), it,
                        order) for u, f in zip(U, f_ring)]
         d.step(f"Picard iterate {k}: V0 + int_0^t f(V_{k - 1}(s)) ds (exact through t^{k})",
                sp.Matrix(K, M, [v.as_expr() for v in V]))
     at_V = list(zip(V_gens, V))
     G = d.step(f"G_Ft(t) = G_Ft(V(t)) through t^{order}",
-               sp.Matrix(n, K, [_truncate(g.compose(at_V), it, order).as_expr()
+               sp.Matrix(n, K, [truncate_in_t(g.compose(at_V), it, order).as_expr()
                                 for g in G_ring]))
     V = sp.Matrix(K, M, [v.as_expr() for v in V])
     series = SmallTimeSeries(Ft=Ft, Yt=Yt, U=U, t=t, alpha=alpha, eta=eta, order=order, V=V,

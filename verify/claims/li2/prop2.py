@@ -29,7 +29,10 @@ from theory.stage1_expansion import coefficients
 from verify.arrays import eye, transpose
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.claims.li2.prop1 import (
+from verify.evidence import Evidence, symbolic_identity
+from verify.registry import register
+from verify.run import Run
+from verify.stage1_checks import (
     grid,
     mean_time_unit,
     record_data_assumptions,
@@ -37,9 +40,6 @@ from verify.claims.li2.prop1 import (
     series_derivation,
     small_time_problems,
 )
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
 
 
 def stated_small_time(Ft, Yt, V0, t):

@@ -37,7 +37,6 @@ from theory.stage1_expansion import (
 )
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.claims.li2.prop1 import record_data_assumptions
 from verify.evidence import (
     Evidence,
     Route,
@@ -49,6 +48,7 @@ from verify.evidence import (
 )
 from verify.registry import register
 from verify.run import Run
+from verify.stage1_checks import record_data_assumptions
 from verify.step_ladders import RESOLVED, cached
 from verify.tolerances import unit_roundoff
 
