@@ -1,0 +1,80 @@
+"""li2.fig3: the quick run passes with its control rejected; every qualitative route and the
+third-party route can fail; the summary statistics match the raw history."""
+import dataclasses
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from verify.claims.li2.fig3 import _first, summarise
+from verify.named_groups import build_group
+from verify.registry import get
+from verify.runner import run_claim
+from verify.verdict import Verdict
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return run_claim(get("li2.fig3"))
+
+
+def test_quick_fidelity_passes_and_the_control_is_rejected(quick):
+    assert quick.verdict is Verdict.PASS, quick.reason
+    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+    assert len(quick.evidence) == 5
+
+
+@pytest.mark.parametrize("name, wrong", [
+    ("gf_sign", lambda: -1.0),              # decay gives a smaller ||G_F||
+    ("stage_order", lambda: (-1.0, 1.0)),   # W first, then V
+    ("diagonal", lambda: 0.01),             # diagonal within 1%
+])
+def test_each_qualitative_route_can_fail(quick, name, wrong):
+    claim = get("li2.fig3")
+    variant = dataclasses.replace(claim, stated={**claim.stated, name: wrong})
+    result = run_claim(variant, control=False)   # the training is cached: no new run
+    assert result.verdict is Verdict.FAIL
+    failed = [e for e in result.evidence if e.ok is False]
+    assert len(failed) >= 1 and all(e.ok for e in quick.evidence)
+
+
+def test_the_third_party_route_fails_at_the_quick_size(quick):
+    """Their M = 71 numbers cannot match an M = 29 run: the route has power."""
+    result = run_claim(get("li2.fig3"), overrides={"third_party": True}, control=False)
+    assert result.verdict is Verdict.FAIL
+    assert any("third party" in e.quantity and e.ok is False for e in result.evidence)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.lists(st.floats(0, 1), min_size=3, max_size=3), min_size=1, max_size=8),
+       st.floats(0.05, 1.0))
+def test_first_crossing_is_the_first_epoch_at_or_above_the_threshold(rows, threshold):
+    values = torch.tensor(rows, dtype=torch.float64)
+    epochs = torch.arange(len(rows)) * 5
+    got = _first(epochs, values, threshold)
+    for b in range(values.shape[1]):
+        hits = [int(epochs[i]) for i in range(len(rows)) if rows[i][b] >= threshold]
+        assert got[b] == (hits[0] if hits else math.inf)
+
+
+@settings(max_examples=4)
+@given(st.integers(0, 2**31 - 1))
+def test_summary_matches_the_raw_history(seed):
+    trainer = GroupTrainer(build_group("Z7").table,
+                           Hyper.batch(seed=[seed, seed], eta=[1e-2, 0.0], lr=2e-2, p=0.6),
+                           TrainConfig(K=16, eval_every=2, diag_every=2,
+                                       diagnostics=("gradient", "gram", "updates")),
+                           dtype=torch.float64)
+    trainer.train(12)
+    s = summarise(trainer, (2, 8))
+    e, gf = trainer.history.series("gf_norm")
+    window = (e >= 2) & (e <= 8)
+    torch.testing.assert_close(s.stats["window mean ||G_F||"], gf[window].mean(0))
+    torch.testing.assert_close(s.stats["peak ||G_F||"], gf.max(0).values)
+    _, fft = trainer.history.series("fft_ratio")
+    torch.testing.assert_close(s.stats["max off/diag of P FF^T"], fft.max(0).values)
+    _, acc = trainer.history.series("test_acc")
+    assert torch.equal(s.stats["outcome"] == 1.0, (acc >= 0.99).any(0))

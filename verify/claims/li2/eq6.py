@@ -1,0 +1,330 @@
+r"""li2.eq6: decoupled Stage-II dynamics (Eq. 6): under :math:`G_F\propto\tilde Y\tilde Y^\top
+\tilde F`, node :math:`j` moves by :math:`\dot{\mathbf w}_j=X^\top D_j\mathbf g_j` with
+:math:`\mathbf g_j\propto\tilde Y\tilde Y^\top\sigma(X\mathbf w_j)`, so it depends only on itself.
+
+Routes. Exact part: the paper's node update :math:`X^\top D_j\mathbf g_j` against autograd's
+:math:`-\partial J/\partial\mathbf w_j` (chain rule), and, with :math:`G_F` replaced by the
+stated direction, node :math:`j`'s update in the whole network against the same update with
+every other node removed (decoupling). Empirical part: along Adam training runs of the paper's
+loss on modular addition, the angle :math:`\theta_j` between node :math:`j`'s actual gradient
+step :math:`X^\top D_j\mathbf g_j` and the stated decoupled step :math:`X^\top D_j\tilde Y\tilde
+Y^\top\tilde{\mathbf f}_j` (:math:`\propto\nabla\mathcal E(\mathbf w_j)`); the coupling term is
+the part of the step orthogonal to it, of relative size :math:`\kappa_j=\tan\theta_j`; the
+evidence compares :math:`\theta_j` (finite also when a node descends its energy) with
+:math:`45^\circ`, where the two parts are equal.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+from numerics.activations import activation
+from numerics.group_task import dense_inputs, group_task
+from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.random import make_generator, randn
+from numerics.train_splits import train_count
+from numerics.training_diagnostics import (
+    backprop_gradient,
+    coupling,
+    input_transpose,
+)
+from numerics.two_layer import backprop_gradient as autograd_G_F
+from numerics.two_layer import loss as paper_loss
+from verify.arrays import gate, transpose
+from verify.claim import Assumption, Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.evidence import (
+    Evidence,
+    Route,
+    Tolerance,
+    compare,
+    compare_cases,
+    undecided,
+)
+from verify.named_groups import build_group
+from verify.registry import register
+from verify.run import Run
+from verify.sampling import SEED, Choice, IntRange, draw
+from verify.step_ladders import cached
+from verify.tolerances import roundoff
+
+
+def stated_node_update(X, d, g):
+    r"""Eq. 6: :math:`\dot{\mathbf w}_j=X^\top D_j\mathbf g_j` with :math:`D_j=\mathrm{diag}(d)`."""
+    return transpose(X) @ gate(d, g)
+
+
+def stated_direction(Yt, Ft):
+    r"""Stage II: :math:`G_F\propto\tilde Y\tilde Y^\top\tilde F`, column :math:`j` being node
+    :math:`j`'s own :math:`\tilde Y\tilde Y^\top\tilde{\mathbf f}_j`."""
+    return Yt @ transpose(Yt) @ Ft
+
+
+def coupled_direction(Yt, Ft):
+    r"""Planted error: node :math:`j` driven by its neighbour's projection
+    :math:`\tilde Y\tilde Y^\top\tilde{\mathbf f}_{j-1}` (a coupled dynamics)."""
+    return torch.roll(Yt @ transpose(Yt) @ Ft, 1, dims=-1)
+
+
+ACTIVATIONS = ("x2", "relu", "silu")
+SPACE = {"group": Choice(("Z5", "Z6", "D3", "Z7")), "K": IntRange(1, 8),
+         "activation": Choice(ACTIVATIONS), "seed": SEED}
+
+
+# --- exact part ---------------------------------------------------------------------------------
+
+def _problem(group: str, K: int, seed: int, run: Run):
+    """A subsampled group task (dense X, Y), random W, V, float in the run's dtype."""
+    g = make_generator(seed)
+    task = group_task(build_group(group).table, ratio=0.6, generator=g)
+    X, Y = dense_inputs(task, run.dtype)
+    X, Y = X.to(run.device), Y.to(run.device)
+    W = randn(X.shape[1], K, generator=g, device=run.device, dtype=run.dtype) * 0.5
+    V = randn(K, Y.shape[1], generator=g, device=run.device, dtype=run.dtype) * 0.5
+    return X, Y, W, V
+
+
+def chain_rule_case(run: Run, group: str, K: int, name: str, seed: int):
+    r"""(stated, measured): the paper's :math:`X^\top D_j\mathbf g_j` per node, with
+    :math:`G_F=-\partial J/\partial F` by autograd, and autograd's :math:`-\partial J/\partial W`
+    (:math:`J` of Eq. 1 through :math:`F=\sigma(XW)`)."""
+    act = activation(name)
+    X, Y, W, V = _problem(group, K, seed, run)
+    W = W.requires_grad_(True)
+    (gW,) = torch.autograd.grad(paper_loss(act(X @ W), V, Y), W)
+    G = autograd_G_F(act(X @ W.detach()), V, Y)
+    d = act.derivative(X @ W.detach())
+    update = run.stated["node_update"]
+    stated = torch.cat([update(X, d[:, j:j + 1], G[:, j:j + 1]) for j in range(K)], 1)
+    return stated, -gW
+
+
+def decoupling_case(run: Run, group: str, K: int, name: str, seed: int):
+    r"""(whole network, node alone): node :math:`j`'s step under the stated :math:`G_F`
+    direction, computed in the :math:`K`-node network and with only :math:`\mathbf w_j`."""
+    act = activation(name)
+    X, Y, W, _ = _problem(group, K, seed, run)
+    Yt = Y - Y.mean(0, keepdim=True)
+
+    def steps(Wc: torch.Tensor) -> torch.Tensor:
+        F = act(X @ Wc)
+        H = run.stated["direction"](Yt, F - F.mean(0, keepdim=True))
+        return run.stated["node_update"](X, act.derivative(X @ Wc), H)
+
+    whole = steps(W)
+    alone = torch.cat([steps(W[:, j:j + 1]) for j in range(K)], 1)
+    return whole, alone
+
+
+def _exact(run: Run) -> Iterator[Evidence]:
+    rng = run.rng("exact")
+    chain, dec = [], []
+    for _ in range(run.params["exact_cases"]):
+        c = draw(SPACE, rng)
+        args = (c["group"], c["K"], c["activation"], c["seed"])
+        chain.append((c, *chain_rule_case(run, *args)))
+        dec.append((c, *decoupling_case(run, *args)))
+    # Sums of at most n (<= 49) products in a chain of three products, in either route.
+    tol = roundoff(run.dtype, 8 * 49, "sums of n <= 49 terms in three chained products")
+    yield compare_cases(Route.PROPERTY, "Eq. 6 node update X^T D_j g_j vs autograd -dJ/dw_j",
+                        chain, tolerance=tol, names=("stated", "measured"),
+                        parameters={"space": str(SPACE)})
+    yield compare_cases(Route.PROPERTY, "node j's step under G_F = direction(Yt, Ft): whole "
+                        "network vs node j alone", dec, tolerance=tol,
+                        names=("stated", "derived"), parameters={"space": str(SPACE)})
+
+
+# --- training runs ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Trajectory:
+    hyper: Hyper
+    config: TrainConfig
+    table: torch.Tensor
+    epochs: list[int]
+    weights: list[tuple[torch.Tensor, torch.Tensor]]   # (W, V) at each logged epoch
+    train_acc: torch.Tensor                              # (len(epochs), B)
+    test_acc: torch.Tensor
+
+
+SIMULATION = ("M", "K", "p", "lr", "etas", "seeds", "epochs", "every")
+
+
+def _trajectory(run: Run) -> Trajectory:
+    p = run.params
+    key = f"{run.claim_id} {[(k, p[k]) for k in SIMULATION]} {run.dtype} {run.device}"
+
+    def simulate() -> Trajectory:
+        # the stated forms do not enter: the control's run reuses this one
+        table = build_group(f"Z{p['M']}").table
+        hyper = Hyper.grid(seed=list(p["seeds"]), eta=list(p["etas"]), p=[p["p"]],
+                           lr=[p["lr"]])
+        every = p["every"]
+        # the independence proxy (a figure) on at most 256 nodes: K^2 pairs are not needed
+        config = TrainConfig(K=p["K"], activation="x2", loss="mse_sample", eval_every=every,
+                             diag_every=every, diagnostics=(), gram_nodes=256)
+        trainer = GroupTrainer(table, hyper, config, device=run.device, dtype=run.dtype)
+        epochs, weights = [0], [(trainer.W.clone(), trainer.V.clone())]
+        while trainer.epoch < p["epochs"]:
+            trainer.train(every, record_last=False)
+            epochs.append(trainer.epoch)
+            weights.append((trainer.W.clone(), trainer.V.clone()))
+        trainer.train(0)
+        _, train_acc = trainer.history.series("train_acc")
+        _, test_acc = trainer.history.series("test_acc")
+        return Trajectory(hyper, config, torch.as_tensor(table), epochs, weights,
+                          train_acc[epochs], test_acc)
+
+    return cached(key, simulate)
+
+
+def node_angles(run: Run, trainer: GroupTrainer) -> dict[str, torch.Tensor]:
+    r"""At the trainer's current weights: per configuration and node, :math:`\cos\theta_j`
+    between the actual step :math:`X^\top D_j\mathbf g_j` (:math:`G_F` of Eq. 2) and the
+    stated step :math:`X^\top D_j[\mathrm{direction}(\tilde Y,\tilde F)]_j`; and the
+    :mod:`numerics.training_diagnostics` coupling group (with the paper's direction)."""
+    s = trainer.forward_snapshot()
+    S = s.train
+    w = S.weight[:, :, None]
+    Ft = s.F - (s.F * w).sum(1, keepdim=True) / S.count[:, None, None]
+    Y = s.Y.mT
+    Yt = Y - (Y * w).sum(1, keepdim=True) / S.count[:, None, None]
+    H = torch.zeros_like(s.F)
+    for b in range(Ft.shape[0]):
+        n = int(S.count[b])
+        H[b, :n] = run.stated["direction"](Yt[b, :n], Ft[b, :n])
+    D = activation(s.activation).derivative(s.pre) * w
+    actual = input_transpose(s, D * backprop_gradient(s))
+    stated = input_transpose(s, D * H)
+    cos = (actual * stated).sum(1) / (torch.linalg.vector_norm(actual, dim=1)
+                                      * torch.linalg.vector_norm(stated, dim=1))
+    return {"cos": cos, **coupling(s)}
+
+
+def tangent_of(cos: torch.Tensor) -> torch.Tensor:
+    r""":math:`\kappa=\tan\theta=\sqrt{1-\cos^2}/\cos`, infinite when :math:`\cos\le0` (the
+    step does not ascend the node's own energy at all)."""
+    c = cos.clamp(max=1.0)
+    return torch.where(c > 0, (1 - c.square()).sqrt() / c, torch.full_like(c, math.inf))
+
+
+def _empirical(run: Run) -> Iterator[Evidence]:
+    p = run.params
+    tr = _trajectory(run)
+    trainer = GroupTrainer(tr.table, tr.hyper, tr.config, device=run.device, dtype=run.dtype)
+    stats = []
+    for W, V in tr.weights:
+        trainer.set_weights(W, V)
+        stats.append(node_angles(run, trainer))
+    cos = torch.stack([st["cos"] for st in stats]).cpu().double()                 # (T, B, K)
+    theta = torch.rad2deg(torch.arccos(cos.clamp(-1.0, 1.0)))
+    median = theta.median(-1).values                                             # (T, B)
+    decay = torch.tensor([e > 0 for e in tr.hyper.eta])
+    window = (tr.train_acc >= 0.99) & (tr.test_acc < 0.5)                        # (T, B)
+    chosen = window & decay[None, :]
+    epochs = torch.tensor(tr.epochs)
+    run.assume("a Stage-II window in every decay run", bool(chosen.any(0)[decay].all()),
+               "train accuracy >= 0.99 (the lazy stage has fit the labels) and test accuracy "
+               "< 0.5 (features have not yet emerged) at some logged epoch",
+               detail=str({f"seed {tr.hyper.seed[b]}": epochs[chosen[:, b]].tolist()
+                           for b in range(len(decay)) if decay[b]}))
+    params = {k: p[k] for k in SIMULATION}
+    tol = Tolerance(45.0, "Eq. 6 drops the coupling term; read as holding while the dropped "
+                          "part of each node's step is smaller than the kept part: "
+                          "tan(theta_j) < 1, i.e. theta_j < 45 degrees")
+    quantity = ("angle (degrees) between node j's gradient step and the decoupled step "
+                "X^T D_j Yt Yt^T ft_j, median over nodes, Stage-II epochs of the decay runs")
+    if not chosen.any():
+        yield undecided(Route.NUMERIC, quantity, "no logged epoch of a decay run has train "
+                        "acc >= 0.99 and test acc < 0.5", tolerance=tol, parameters=params)
+    else:
+        measured = median[chosen]
+        yield compare(Route.NUMERIC, quantity, stated=torch.zeros_like(measured),
+                      measured=measured, metric="absolute", tolerance=tol,
+                      parameters={**params, "epochs": epochs[chosen.any(1)].tolist(),
+                                  "tan(theta) of the median": torch.tan(torch.deg2rad(
+                                      measured)).tolist()})
+    kappa = tangent_of(cos)
+    _figures(run, tr, stats, median, kappa, decay, epochs)
+
+
+def _figures(run, tr, stats, median, kappa, decay, epochs) -> None:
+    def med(name):
+        return torch.stack([st[name] for st in stats]).cpu().double()
+
+    global_cos = med("global_cos")
+    rows = {}
+    for tag, mask in (("decay", decay), ("none", ~decay)):
+        rows[f"median theta_j (degrees), {tag}"] = median[:, mask].median(1).values.tolist()
+        rows[f"fraction of nodes with tan(theta_j) < 1, {tag}"] = (
+            (kappa[:, mask] < 1).double().mean((1, 2)).tolist())
+        rows[f"sample space: median cos(g_j, Yt Yt^T ft_j), {tag}"] = (
+            med("node_cos")[:, mask].median(-1).values.median(1).values.tolist())
+        rows[f"||G_F - c Yt Yt^T Ft|| / ||G_F|| (best c), {tag}"] = (
+            (1 - global_cos[:, mask].square()).clamp(min=0).sqrt().median(1).values.tolist())
+        rows[f"spread of per-node constants a_j (sd/mean), {tag}"] = (
+            med("scale_cv")[:, mask].median(1).values.tolist())
+        rows[f"median |cos(g_j, g_l)| (third party's proxy), {tag}"] = (
+            med("pair_cos")[:, mask].median(1).values.tolist())
+        rows[f"train acc, {tag}"] = tr.train_acc[:, mask].median(1).values.tolist()
+        rows[f"test acc, {tag}"] = tr.test_acc[:, mask].median(1).values.tolist()
+    run.figure("along training (medians over seeds), at the logged epochs",
+               {"epoch": epochs.tolist(), **rows})
+    M = run.params["M"]
+    run.figure("independence proxy of random directions: median |cos| of two independent "
+               "uniform vectors in the (M-1)-dim label space spanned by the columns of G_F",
+               0.6745 / math.sqrt(M - 1))
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    yield from _exact(run)
+    yield from _empirical(run)
+
+
+def _decay_matched(p) -> bool:
+    n = train_count(p["M"], p["p"])
+    return any(abs(n * e / 2 / 0.2016 - 1) < 0.1 for e in p["etas"])
+
+
+CLAIM = register(Claim(
+    id="li2.eq6",
+    paper=PAPER,
+    kind="equation",
+    title="Decoupled Stage-II node dynamics: each node ascends its own energy",
+    source="Eq. 6, §3 (catalogue li2.eq6)",
+    statement=r"G_F\propto\tilde Y\tilde Y^\top\tilde F\ \Rightarrow\ \dot{\mathbf w}_j="
+              r"X^\top D_j\mathbf g_j,\quad \mathbf g_j\propto\tilde Y\tilde Y^\top"
+              r"\sigma(X\mathbf w_j)",
+    reading=r"Exact part: \dot{\mathbf w}_j=-\partial J/\partial\mathbf w_j with J of Eq. 1 "
+            r"(sample centring, no decay in the F-derivative), D_j=\mathrm{diag}(\sigma'(X"
+            r"\mathbf w_j)); with G_F replaced by \tilde Y\tilde Y^\top\tilde F node j's step "
+            r"equals the step it takes alone. Empirical part: Adam (lr 10^{-3}, coupled decay "
+            r"\eta, the paper's loss J scaled by 2/n) on Z_M addition; at logged epochs the "
+            r"angle \theta_j between node j's gradient step X^\top D_j\mathbf g_j and "
+            r"X^\top D_j\tilde Y\tilde Y^\top\tilde{\mathbf f}_j (the step Eq. 6 keeps, "
+            r"\propto\nabla\mathcal E(\mathbf w_j)); the coupling term is the rest, of "
+            r"relative size \tan\theta_j. Stage II: logged epochs with train accuracy "
+            r"\ge 0.99 and test accuracy < 0.5 in the runs with decay (\eta=0 runs are "
+            r"reported, not decided: the paper derives Stage II with \eta>0). Eq. 6 is read as "
+            r"holding there when the median over nodes of \theta_j is below 45^\circ "
+            r"(\tan\theta_j<1: the coupling term smaller than the kept term) at every such "
+            r"epoch. Quick fidelity: M=29, K=512, p=0.6; full: the Fig. 3 setting.",
+    parameters={
+        "quick": {"exact_cases": 12, "M": 29, "K": 512, "p": 0.6, "lr": 1e-3,
+                  "etas": (8e-4, 0.0), "seeds": (0, 1), "epochs": 160, "every": 10},
+        "full": {"exact_cases": 60, "M": 71, "K": 2048, "p": 0.4, "lr": 1e-3,
+                 "etas": (2e-4, 0.0), "seeds": (0, 1, 2, 3, 4), "epochs": 250, "every": 10},
+    },
+    stated={"node_update": stated_node_update, "direction": stated_direction},
+    check=check,
+    control=NegativeControl("coupled: node j driven by node j-1's Yt Yt^T ft_(j-1)",
+                            {"direction": coupled_direction}),
+    assumptions=(
+        Assumption("weight decay in the decay runs", "eta > 0 for the runs that are decided; "
+                   "n eta / 2 within 10% of the paper's 0.2016", _decay_matched),
+    ),
+    space={"exact_cases": IntRange(4, 20)},
+))
