@@ -7,7 +7,12 @@ For :math:`G = U D V^\top` (compact SVD, :math:`D > 0`) the polar factor is
 * :func:`polar_eigh`: :math:`G (G^\top G)^{-1/2}` (or :math:`(GG^\top)^{-1/2} G` for wide
   :math:`G`) from a symmetric eigendecomposition; full rank only;
 * :func:`newton_schulz`: the author's five quintic Newton-Schulz steps (catalogue §6.4), an
-  approximation whose singular values are *not* all 1.
+  approximation whose singular values are *not* all 1;
+* :func:`newton_polar`: the scaled Newton iteration for invertible square matrices, with no rank
+  threshold (an SVD drops singular values below :math:`u\,\sigma_{\max}`; a direction
+  normalised by Muon can be that small).
+
+:func:`fractional_polar` is :math:`A(A^\top A)^{-1/c}` (Lemma 9's :math:`\hat A^{(c)}`).
 
 :func:`singular_values_eigvalsh` and :func:`nuclear_norm` use the symmetric eigenvalues of the
 Jordan-Wielandt matrix :math:`\begin{pmatrix}0 & G\\ G^\top & 0\end{pmatrix}`, which are
@@ -132,3 +137,37 @@ def newton_schulz(G: torch.Tensor,
         A = X @ X.mT
         X = a * X + (b * A + c * A @ A) @ X
     return X.mT if tall else X
+
+
+def newton_polar(X: torch.Tensor, *, max_iterations: int = 60) -> torch.Tensor:
+    r"""Polar factor of invertible square ``X`` ``(..., n, n)`` by the scaled Newton iteration
+    :math:`X \leftarrow \tfrac12(\zeta X + \zeta^{-1}X^{-\top})`,
+    :math:`\zeta = (\|X^{-1}\|_F/\|X\|_F)^{1/2}` (Higham 1986): quadratic convergence and
+    no rank threshold, so singular values far below :math:`u\,\sigma_{\max}` still count
+    (unlike an SVD's). Stops when a step changes :math:`X` by at most :math:`8nu`; raises
+    ``ArithmeticError`` if it does not converge."""
+    n = X.shape[-1]
+    tol = 8 * n * torch.finfo(X.dtype).eps
+    for _ in range(max_iterations):
+        inverse = torch.linalg.inv(X)
+        zeta = (torch.linalg.matrix_norm(inverse) / torch.linalg.matrix_norm(X)).sqrt()
+        zeta = zeta[..., None, None]
+        step = 0.5 * (zeta * X + inverse.mT / zeta)
+        change = torch.linalg.matrix_norm(step - X)
+        X = step
+        if bool((change <= tol * torch.linalg.matrix_norm(X)).all()):
+            return X
+    raise ArithmeticError(f"newton_polar: no convergence in {max_iterations} iterations")
+
+
+def fractional_polar(A: torch.Tensor, c: float) -> torch.Tensor:
+    r""":math:`A(A^\top A)^{-1/c}` for full-column-rank ``A`` ``(..., n, k)`` (Lemma 9's
+    :math:`\hat A^{(c)}`; :math:`c = 2` is the polar factor), from a symmetric
+    eigendecomposition of :math:`A^\top A`. Raises ``ValueError`` when a column rank is lost."""
+    if not c > 0:
+        raise ValueError(f"c: {c!r} must be > 0")
+    values, vectors = torch.linalg.eigh(A.mT @ A)
+    floor = max(A.shape[-2:]) * torch.finfo(A.dtype).eps * values[..., -1:]
+    if not bool((values > floor).all()):
+        raise ValueError("A: needs full column rank in every batch entry")
+    return A @ (vectors * values.pow(-1.0 / c)[..., None, :]) @ vectors.mT
