@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="torch intra-op CPU threads (default: 1 at quick fidelity on "
                               "the CPU, whose small tensors only wait on each other's threads; "
                               "torch's own choice otherwise)")
+    p_check.add_argument("--jobs", type=_threads, default=1, metavar="N",
+                         help="run claims in N worker processes (default 1: in this process); "
+                              "each worker gets --threads torch threads")
     p_check.add_argument("--json", dest="json_path", default="results.json", metavar="PATH",
                          help="where to write the results (default results.json)")
     p_check.add_argument("--strict", action="store_true",
@@ -169,12 +172,33 @@ def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object
     return dict(assignments)
 
 
-def _set_threads(threads: int | None, fidelity: str, device) -> None:
+def torch_threads(threads: int | None, fidelity: str, device) -> int | None:
+    """--threads, or 1 at quick fidelity on the CPU (small tensors only wait on each other's
+    threads); None leaves torch's own choice."""
     if threads is None and fidelity == "quick" and device.type == "cpu":
-        threads = 1
+        return 1
+    return threads
+
+
+def _set_threads(threads: int | None, fidelity: str, device) -> None:
+    threads = torch_threads(threads, fidelity, device)
     if threads is not None:
         import torch
         torch.set_num_threads(threads)
+
+
+def _print_line(record: dict, width: int, note: str) -> None:
+    flag = "" if record["inside_assumptions"] else "  [outside assumptions]"
+    print(f"{record['id']:<{width}}  {record['verdict']:<12}  "
+          f"{key_figure_text(record['key_figure'], record['reason'])}"
+          f"  {record['seconds']:.2f}s{flag}{note}", flush=True)
+
+
+def _last_durations(store) -> dict[str, float]:
+    """Each claim's last recorded run time (for handing out long claims first)."""
+    if store is None:
+        return {}
+    return {r.id: float(r.record.get("seconds") or 0.0) for r in store.latest_per_claim()}
 
 
 def _progress(message: str) -> None:
@@ -230,28 +254,45 @@ def _cmd_check(args: argparse.Namespace) -> int:
     versions = package_versions()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     width = max(len(c.id) for c in claims)
-    records = []
-    for i, claim in enumerate(claims, 1):
-        _progress(f"[{i}/{len(claims)}] {claim.id} ...")
+    records: list[dict | None] = [None] * len(claims)
+    keys, pending = [], []
+    for i, claim in enumerate(claims):
         overrides = _overrides(claim, args.assignments)
         key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
                          fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
                          device=device.type, versions=versions)
+        keys.append(key)
         stored = store.latest(key) if store is not None and not args.force else None
         if stored is not None:
-            record, note = stored.record, f"  (stored {stored.recorded}; --force reruns)"
+            records[i] = stored.record
+            _print_line(stored.record, width, f"  (stored {stored.recorded}; --force reruns)")
         else:
-            result = run_claim(claim, fidelity=args.fidelity, device=device,
+            pending.append((i, overrides))
+
+    def finished_claim(i: int, record: dict) -> None:
+        records[i] = record
+        if store is not None:
+            git = git_revision()
+            store.put(keys[i], record, revision=git and git["revision"])
+        _print_line(record, width, "")
+
+    if args.jobs > 1 and len(pending) > 1:
+        from verify.check_pool import ClaimTask, run_claims_in_pool
+        durations = _last_durations(store)
+        tasks = [ClaimTask(claims[i].id, overrides, durations.get(claims[i].id, 0.0))
+                 for i, overrides in pending]
+        _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
+        for j, record in run_claims_in_pool(
+                tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
+                dtype=DTYPES[args.dtype], seed=args.seed, modules=args.modules,
+                threads=torch_threads(args.threads, args.fidelity, device)):
+            finished_claim(pending[j][0], record)
+    else:
+        for done, (i, overrides) in enumerate(pending, 1):
+            _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
+            result = run_claim(claims[i], fidelity=args.fidelity, device=device,
                                dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
-            record, note = result.as_record(), ""
-            if store is not None:
-                git = git_revision()
-                store.put(key, record, revision=git and git["revision"])
-        records.append(record)
-        flag = "" if record["inside_assumptions"] else "  [outside assumptions]"
-        print(f"{record['id']:<{width}}  {record['verdict']:<12}  "
-              f"{key_figure_text(record['key_figure'], record['reason'])}"
-              f"  {record['seconds']:.2f}s{flag}{note}", flush=True)
+            finished_claim(i, result.as_record())
     finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
     metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
                             fidelity=args.fidelity)
