@@ -15,8 +15,10 @@ Table 1), batched and built on :class:`numerics.steepest_flows.ProductFlow`:
 * RK4 with step-doubling control run to rest (:func:`adaptive_rest`: the step grows as the
   flow settles, so slow tails near a limit cost few steps);
 * discrete sign descent with a learning-rate drop (AdamW or Adam + L2 with
-  :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`: :func:`dropped_sign_descent`), and the
-  sparsity summary of a limit (:func:`sparsity`).
+  :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`: :func:`dropped_sign_descent`, the last
+  fraction of the steps at the dropped rate; :func:`settled_sign_descent`, a settle phase of
+  a given time at the dropped rate with the iterate averaged), and the sparsity summary of a
+  limit (:func:`sparsity`).
 """
 from __future__ import annotations
 
@@ -253,6 +255,48 @@ def dropped_sign_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, step
         raise ValueError(f"steps: {steps} leaves no step before the drop")
     W = steepest_descent(flow, W0, lr=lr, steps=early, record_every=early).final
     return steepest_descent(flow, W, lr=lr / drop, steps=late, record_every=late).final
+
+
+@dataclass(frozen=True)
+class SettledDescent:
+    r"""Outcome of :func:`settled_sign_descent`: the final factors, the time average of
+    :math:`x = \prod_iw_i` over the second half of the settle phase, and the steps taken."""
+
+    final: torch.Tensor
+    mean_x: torch.Tensor
+    steps: int
+
+
+def settled_sign_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, steps: int,
+                         drop: float, settle_time: float) -> SettledDescent:
+    r"""``steps`` steps of :func:`numerics.steepest_flows.steepest_descent` at ``lr``, then
+    ``settle_time`` time units at ``lr / drop``; :math:`x` is averaged over the second half of
+    that settle phase.
+
+    Why a settle *time* rather than a fraction of the steps: at the drop the iterate carries the
+    coarse rate's O(lr) chattering band and balance offsets, and with decoupled decay
+    :math:`\alpha` the offsets relax only as :math:`e^{-q\alpha t}` (ns.lemma4.4), whatever
+    the rate; a phase shorter than a few :math:`1/\alpha` ends before the fine band is
+    reached. Why the average: a sign-descent iterate chatters about the sliding (Filippov)
+    point with a phase that changes every step; its time average is the sliding point up to
+    an O(lr) bias that is smooth in lr, which a step-halving ladder can bound.
+    """
+    if not (drop >= 1 and math.isfinite(drop)):
+        raise ValueError(f"drop: {drop!r} must be a finite number >= 1")
+    if not (settle_time > 0 and math.isfinite(settle_time)):
+        raise ValueError(f"settle_time: {settle_time!r} must be a finite number > 0")
+    W = steepest_descent(flow, W0, lr=lr, steps=steps, record_every=steps).final
+    fine = lr / drop
+    settle = max(2, math.ceil(settle_time / fine))
+    relax = settle - settle // 2
+    W = steepest_descent(flow, W, lr=fine, steps=relax, record_every=relax).final
+    total = torch.zeros_like(W[0])
+    for _ in range(settle // 2):
+        W = W + fine * flow(0.0, W)
+        total = total + W.prod(0)
+    if not bool(torch.isfinite(W).all()):
+        raise Diverged("settled_sign_descent: non-finite factors in the settle phase")
+    return SettledDescent(W, total / (settle // 2), steps + settle)
 
 
 @dataclass(frozen=True)
