@@ -1,0 +1,158 @@
+"""li2.sec7-predictions: the quick run (its findings and its rejected control), grokking times
+and censoring, and the sign / slope evidence on planted fits."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.grokking_time import (
+    EXACT,
+    LOWER,
+    UNBOUNDED,
+    UPPER,
+    censoring_side,
+    grokking_times,
+    train_until,
+)
+from numerics.group_trainer import History
+from verify.claims.li2.sec7_predictions import (
+    CensoredFit,
+    fit_times,
+    sign_evidence,
+    slope_evidence,
+)
+from verify.registry import get
+from verify.runner import run_claim
+from verify.verdict import Verdict
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return run_claim(get("li2.sec7-predictions"))
+
+
+def _items(result, factor):
+    return [e for e in result.evidence if factor in e.quantity]
+
+
+def test_quick_findings_and_the_control_is_rejected(quick):
+    assert quick.verdict is Verdict.FAIL, quick.reason
+    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+    assert len(quick.evidence) == 2 * 8                     # 8 predictions x 2 thresholds
+    for factor in ("init scale", "training fraction", "learning rate", "(the optimiser's)"):
+        assert all(e.ok is True for e in _items(quick, factor)), factor
+    # the findings: beta > 1 slows grokking, and so does a smaller width
+    for factor in ("output scale beta", "width K"):
+        assert all(e.ok is False for e in _items(quick, factor)), factor
+    gd = _items(quick, "gradient descent")
+    assert gd[0].ok is True and abs(gd[0].measured["order"] + 1) < 0.2
+
+
+@pytest.mark.parametrize("form, wrong", [("alpha_sign", lambda: -1.0),
+                                         ("data_sign", lambda: 1.0),
+                                         ("lr_sign", lambda: 1.0),
+                                         ("eta_slope", lambda: -2.0)])
+def test_each_passing_route_can_fail(quick, form, wrong):
+    claim = get("li2.sec7-predictions")
+    variant = dataclasses.replace(claim, stated={**claim.stated, form: wrong})
+    result = run_claim(variant, control=False)           # the training is cached
+    failed = {e.quantity for e in result.evidence if e.ok is False}
+    before = {e.quantity for e in quick.evidence if e.ok is False}
+    assert failed - before
+
+
+def _history(acc: list[list[float]], every: int) -> History:
+    h = History()
+    for i, row in enumerate(acc):
+        h.add("test_acc", i * every, torch.tensor(row, dtype=torch.float64))
+    return h
+
+
+@settings(max_examples=30)
+@given(st.lists(st.lists(st.floats(0, 1), min_size=3, max_size=3), min_size=2, max_size=9),
+       st.sampled_from([0.5, 0.99]), st.integers(1, 7))
+def test_grokking_times_are_first_crossings_or_censored(rows, threshold, every):
+    g = grokking_times(_history(rows, every), threshold)
+    budget = (len(rows) - 1) * every
+    assert g.budget == budget and g.resolution == every
+    for b in range(3):
+        hits = [i * every for i, r in enumerate(rows) if r[b] >= threshold]
+        assert bool(g.censored[b]) == (not hits)
+        assert g.epochs[b] == (hits[0] if hits else budget)
+
+
+def test_train_until_stops_when_every_run_has_grokked():
+    h = History()
+    calls = []
+
+    def train(epochs):
+        start = sum(calls)
+        calls.append(epochs)
+        for t in range(start + (start > 0), start + epochs + 1):
+            h.add("test_acc", t, torch.tensor([min(1.0, t / 30), min(1.0, t / 45)]))
+        return h
+
+    train_until(train, budget=200, chunk=20, thresholds=(0.5, 0.99))
+    assert calls == [20, 20, 20]                        # 45 <= 60: stop after the third chunk
+    with pytest.raises(ValueError, match="budget"):
+        train_until(train, budget=0, chunk=20, thresholds=(0.5,))
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**31 - 1), st.integers(3, 6))
+def test_censoring_side_bounds_the_slope(seed, points):
+    rng = np.random.default_rng(seed)
+    x = 2.0 ** -np.arange(points)
+    lx = torch.tensor(np.log(x))
+    y = rng.normal(size=points)
+    censored = torch.tensor(rng.random(points) < 0.4)
+    side = int(censoring_side(lx, censored[None])[0])
+    raised = y + np.where(censored.numpy(), rng.uniform(0.1, 2.0, points), 0.0)
+
+    def slope(v):
+        return np.polyfit(np.log(x), v, 1)[0]
+
+    if side == EXACT:
+        assert not censored.any() or np.isclose(slope(raised), slope(y))
+    elif side == LOWER:                    # a true (larger) time can only raise the slope
+        assert slope(raised) >= slope(y) - 1e-12
+    elif side == UPPER:
+        assert slope(raised) <= slope(y) + 1e-12
+    else:
+        assert side == UNBOUNDED
+
+
+def _fit(slopes, censored=None, sides=None):
+    x = [4.0, 2.0, 1.0]
+    T = torch.tensor([[100 * xi**s for xi in x] for s in slopes], dtype=torch.float64)
+    C = torch.zeros_like(T, dtype=torch.bool) if censored is None else censored
+    cf = fit_times(x, T, C)
+    return cf if sides is None else dataclasses.replace(cf, sides=torch.tensor(sides))
+
+
+def test_sign_evidence_confirms_refutes_or_leaves_undecided():
+    up = _fit([0.3, 0.35, 0.4])
+    assert sign_evidence("q", up, 1.0, {}).ok is True
+    assert sign_evidence("q", up, -1.0, {}).ok is False
+    assert sign_evidence("q", _fit([-0.3, 0.2, 0.05]), 1.0, {}).ok is None     # straddles 0
+    # censoring: an imputed slope that is only an upper bound cannot confirm a positive sign
+    bounded = _fit([0.3, 0.35, 0.4], sides=[UPPER, EXACT, EXACT])
+    assert sign_evidence("q", bounded, 1.0, {}).ok is None
+    assert sign_evidence("q", bounded, -1.0, {}).ok is None
+    assert sign_evidence("q", _fit([0.3, 0.35, 0.4], sides=[LOWER] * 3), 1.0, {}).ok is True
+
+
+def test_slope_evidence_with_and_without_censoring():
+    exact = _fit([-1.0, -0.98, -1.02])
+    assert all(e.ok for e in slope_evidence("q", exact, -1.0, {}))
+    assert slope_evidence("q", exact, -2.0, {})[0].ok is False
+    C = torch.tensor([[False, False, True]] * 3)
+    censored = _fit([-0.5, -0.52, -0.48], censored=C)   # censored at the smallest x: UPPER
+    assert isinstance(censored, CensoredFit) and bool((censored.sides == UPPER).all())
+    assert slope_evidence("q", censored, -1.0, {})[0].ok is None    # true slope only <= -0.5
+    assert slope_evidence("q", censored, 0.5, {})[0].ok is False    # but surely below 0.3
+    assert math.isfinite(censored.fit.order)

@@ -1,0 +1,456 @@
+r"""li2.sec6-deep: §6, the extension to deeper networks (Eq. 11; claims, no theorem).
+
+Network :math:`F_l=\sigma(F_{l-1}W_l)` (or the code's residual :math:`\sigma(F_{l-1}(I+W_l))`),
+:math:`\hat Y=F_LV`, :math:`G_l=G_{F_l}` (:mod:`numerics.deep_group_network`). §6:
+:math:`G_{L-1}=D_LG_LW_L^\top=(D_L\tilde Y\tilde Y^\top D_L)F_{L-1}(W_LW_L^\top)\approx
+D_L\tilde Y\tilde Y^\top D_LF_{L-1}` "using :math:`W_LW_L^\top\approx I` for random
+:math:`W_L`"; learning proceeds bottom-up; in a residual network :math:`G_{{\rm res},1}=\sum_lG_l`
+and the cleaner :math:`G_L` dominates.
+
+Routes, at initialisation (float64, all pairs of a training split of :math:`\mathbb Z_M`, the
+Stage-II top gradient :math:`G_L=\tilde Y\tilde Y^\top F_L`, i.e. the gradient of
+:math:`\tfrac12\|\tilde Y^\top F_L\|^2`):
+
+* the exact step: the paper's product, read per unit
+  (:math:`C\sum_jD_j\tilde Y\tilde Y^\top D_jF_{L-1}\mathbf w_j\mathbf w_j^\top`, stated)
+  against autograd's :math:`G_{L-1}` (measured), ReLU and :math:`x^2`, plain and residual;
+* the approximation: :math:`1-\cos(G_{L-1},\tfrac1K\sum_jD_j\tilde Y\tilde Y^\top
+  D_jF_{L-1})` along a geometric grid of widths, per activation: its fitted order in
+  :math:`1/K` (t-interval over seeds) against the order 1 that the argument implies
+  (:math:`W_LW_L^\top-I=O(K^{-1/2})`, and a cosine's deficit is quadratic in a perturbation);
+* :math:`\|W_LW_L^\top-I\|_F/\|I\|_F` at the scale where :math:`\mathbb E[W_LW_L^\top]=I`
+  (entries of variance :math:`1/K`): its order in :math:`1/K` against the law-of-large-numbers
+  rate :math:`\tfrac12` that "approximately :math:`I` for random :math:`W_L`" needs;
+* the cosine's independence of the init scale in the plain network (derived: every layer is
+  positively homogeneous, so both sides scale by constants) against measured cosines;
+* the residual decomposition: :math:`G_{{\rm res},1}` by autograd against the sum of the
+  :math:`L` terms (the top gradient carried down the skips, and each layer's branch), and the
+  top term's norm against the others';
+
+and over training (Adam, ReLU, 3 layers, plain and residual): the epoch at which each layer's
+irrep purity has covered a fixed fraction of the way from its initial value to 1
+(:func:`numerics.deep_group_network.rise_epochs`); bottom-up means the lowest layer's comes first,
+then the next. A layer that never gets there within the budget is censored: its time is later
+than the budget, which decides an order only against an observed time.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+from numerics.activations import activation as activation_by_name
+from numerics.deep_group_network import (
+    HOMOGENEITY,
+    DeepConfig,
+    DeepGroupTrainer,
+    centred_labels,
+    cosine,
+    effective,
+    gated_approximation,
+    identity_deviation,
+    init_params,
+    layer_gradients,
+    residual_terms,
+    rise_epochs,
+)
+from numerics.errors import Diverged
+from numerics.grokking_time import grokking_times
+from numerics.group_task import group_task
+from numerics.group_trainer import Hyper
+from numerics.optimizers import OptimizerSpec
+from numerics.train_splits import random_splits
+from verify.claim import Assumption, Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.error_trends import fit_trend, trend_evidence
+from verify.evidence import (
+    Evidence,
+    Route,
+    Tolerance,
+    at_least,
+    compare,
+    compare_cases,
+    undecided,
+)
+from verify.named_groups import build_group, float_projectors
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import cached
+from verify.tolerances import roundoff
+
+# --- the paper's statements ---------------------------------------------------------------------
+
+
+def stated_chain(D, Yt, F_prev, W, C):
+    r""":math:`G_{L-1}=(D_L\tilde Y\tilde Y^\top D_L)F_{L-1}(W_LW_L^\top)` with one gate per
+    unit: :math:`C\sum_jD_j\tilde Y\tilde Y^\top D_jF_{L-1}\mathbf w_j\mathbf w_j^\top`
+    (:math:`C` from :math:`\sigma=C\sigma'x`; ``D``: ``(B, n, K)`` gates, ``W``: ``(B, K', K)``)."""
+    out = torch.zeros_like(F_prev)
+    for j in range(W.shape[-1]):
+        d, w = D[:, :, j:j + 1], W[:, :, j:j + 1]
+        out = out + (d * (Yt @ (Yt.mT @ (d * (F_prev @ w))))) @ w.mT
+    return C * out
+
+
+def one_sided_chain(D, Yt, F_prev, W, C):
+    """Planted error: the gate on one side only, :math:`D_L\\tilde Y\\tilde Y^\\top F_{L-1}
+    W_LW_L^\\top`."""
+    out = torch.zeros_like(F_prev)
+    for j in range(W.shape[-1]):
+        d, w = D[:, :, j:j + 1], W[:, :, j:j + 1]
+        out = out + (d * (Yt @ (Yt.mT @ (F_prev @ w)))) @ w.mT
+    return C * out
+
+
+def stated_width_order():
+    r"""The approximation improves with width as :math:`W_LW_L^\top\approx I` predicts: with
+    :math:`W_LW_L^\top-I=O(K^{-1/2})` the cosine deficit, quadratic in the perturbation, is
+    :math:`O(K^{-1})`: order 1 in :math:`1/K`."""
+    return 1.0
+
+
+def stated_identity_order():
+    r""":math:`W_LW_L^\top\approx I` for random :math:`W_L`: an average of :math:`K`
+    independent rank-one terms approaches its mean at the rate :math:`K^{-1/2}`."""
+    return 0.5
+
+
+def stated_residual_sum(terms):
+    r""":math:`G_{{\rm res},1}=\sum_lG_l` (each layer's contribution carried to layer 1)."""
+    return sum(terms)
+
+
+def stated_bottom_up():
+    """Learning proceeds bottom-up: layer l's purity rises before layer l+1's (+1)."""
+    return 1.0
+
+
+# --- at initialisation --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class InitProblem:
+    """One batch of networks at initialisation and the quantities the routes compare."""
+
+    G_prev: torch.Tensor       # autograd G_{L-1}
+    F_prev: torch.Tensor
+    pre: torch.Tensor          # Z_L
+    W_eff: torch.Tensor
+    Yt: torch.Tensor
+
+
+def _problem(run: Run, width: int, activation: str, residual: bool, scale: float
+             ) -> InitProblem:
+    p = run.params["init"]
+    G = build_group(p["group"])
+    seeds = [run.seed_for(f"init seed {s}") for s in range(p["seeds"])]
+    hyper = Hyper.batch(seed=seeds, init_scale=scale, p=p["p"])
+    config = DeepConfig(K=width, layers=p["layers"], activation=activation, residual=residual)
+    task = group_task(G.table, device=run.device)
+    S, _ = random_splits(task, hyper.p, hyper.data_seed, run.dtype)
+    params = init_params(hyper, G.order, config, device=run.device, dtype=run.dtype)
+    Gs, fw = layer_gradients(params, S, G.order, config, "energy")
+    L = p["layers"]
+    return InitProblem(Gs[L - 2], fw.F[L - 2], fw.pre[L - 1],
+                       effective(params[f"W{L}"], residual), centred_labels(S, G.order))
+
+
+def _chain_cases(run: Run) -> Iterator[Evidence]:
+    p = run.params["init"]
+    chain = run.stated["chain"]
+    cases = []
+    worst_size = 0
+    for activation in p["activations"]:
+        for residual in (False, True):
+            for width in p["chain_widths"]:
+                pb = _problem(run, width, activation, residual, 1.0)
+                D = activation_by_name(activation).derivative(pb.pre)
+                stated = chain(D, pb.Yt, pb.F_prev, pb.W_eff, HOMOGENEITY[activation])
+                cases.append(({"activation": activation, "residual": residual, "K": width},
+                              stated, pb.G_prev))
+                worst_size = max(worst_size, pb.F_prev.shape[1] + 2 * width)
+    # each entry chains a width-K product, a length-n label sum and the sum over K units, in
+    # another order than autograd's: forward error <= (n + 2K) u of the largest term, x4 for
+    # the two routes and the gate products
+    yield compare_cases(Route.NUMERIC, "G_(L-1) = C sum_j D_j Yt Yt^T D_j F_(L-1) w_j w_j^T "
+                        "(the paper's product, one gate per unit) vs autograd", cases,
+                        tolerance=roundoff(run.dtype, 4 * worst_size, "summation error"),
+                        names=("stated", "measured"),
+                        parameters={"group": p["group"], "layers": p["layers"],
+                                    "seeds": p["seeds"], "G_L": "Yt Yt^T F_L"})
+
+
+def _deficits(run: Run, activation: str, residual: bool, scale: float, widths,
+              reading: str = "unit_mean") -> torch.Tensor:
+    """1 - cos(G_{L-1}, approximation), seeds x widths."""
+    cols = []
+    for width in widths:
+        pb = _problem(run, width, activation, residual, scale)
+        approx = gated_approximation(pb.F_prev, pb.pre, pb.Yt, activation, reading)
+        cols.append(1 - cosine(pb.G_prev, approx))
+    return torch.stack(cols, 1)
+
+
+def _approximation(run: Run) -> Iterator[Evidence]:
+    p = run.params["init"]
+    widths = list(p["widths"])
+    figure = {}
+    for activation in p["activations"]:
+        key = f"{run.claim_id} deficits {activation} {dict(p)} {run.dtype} {run.device}"
+        deficit = cached(key, lambda a=activation: _deficits(run, a, False, 1.0, widths))
+        fit = fit_trend(widths, deficit, limit="infinity")
+        # the order item alone: the helper's monotone item allows a roundoff-floor rise
+        # (20% per step), which would hide a slow growth like x^2's
+        yield trend_evidence(
+            f"{activation}: 1 - cos(G_(L-1), (1/K) sum_j D_j Yt Yt^T D_j F_(L-1)) vs width K",
+            fit, stated_order=float(run.stated["width_order"]()),
+            parameters={"widths": widths, "group": p["group"], "layers": p["layers"],
+                        "cos (median per width)": (1 - deficit).median(0).values.tolist()})[0]
+        mean_gate = _deficits(run, activation, False, 1.0, widths, "mean_gate")
+        figure[activation] = {"unit_mean cos": (1 - deficit).tolist(),
+                              "mean_gate cos": (1 - mean_gate).tolist()}
+        # the cosine does not depend on the init scale of a plain homogeneous network
+        scaled = torch.cat([_deficits(run, activation, False, s, widths[:1])
+                            for s in p["scales"]], 1)
+        yield compare(Route.NUMERIC, f"{activation}: cosine independent of the init scale "
+                      f"(plain network, scales {list(p['scales'])}, K={widths[0]})",
+                      derived=(1 - deficit[:, :1]).expand_as(scaled), measured=1 - scaled,
+                      tolerance=roundoff(run.dtype, 64 * widths[0], "the same cosine "
+                                         "computed from rescaled weights: sums of K-term "
+                                         "products, 4 roundings each"),
+                      parameters={"scales": list(p["scales"])},
+                      note="derived: sigma(s z) = s^q sigma(z) scales G_(L-1) and the "
+                           "approximation by positive constants")
+    residual = {f"scale {s:g}": (1 - torch.cat(
+        [_deficits(run, a, True, s, widths[:1]) for a in p["activations"]], 1)).tolist()
+        for s in p["residual_scales"]}
+    figure["residual (code's other_layers), K = first width, [seed][activation]"] = residual
+    run.figure("cos(G_(L-1), approximation) at initialisation, [seed][width]", figure)
+
+
+def _identity(run: Run) -> Iterator[Evidence]:
+    p = run.params["init"]
+    widths = list(p["widths"])
+    M = build_group(p["group"]).order
+    rows, ops = [], []
+    for width in widths:
+        hyper = Hyper.batch(seed=[run.seed_for(f"init seed {s}") for s in range(p["seeds"])])
+        config = DeepConfig(K=width, layers=p["layers"])
+        params = init_params(hyper, M, config, device=run.device, dtype=run.dtype)
+        W = params[f"W{p['layers']}"]
+        dev = identity_deviation(W, 1.0 / (3 * width))    # U(+-1/sqrt(K)): variance 1/(3K)
+        rows.append(dev["rel_fro"])
+        ops.append(dev["op"])
+    rel = torch.stack(rows, 1)
+    fit = fit_trend(widths, rel, limit="infinity")
+    # for entries of variance 1/K with E w^4 = 9/(5K^2) (uniform): E rel_fro^2 = (K - 0.2)/K
+    derived = [math.sqrt((k - 0.2) / k) for k in widths]
+    yield trend_evidence("||W_L W_L^T - I||_F / ||I||_F at the scale E[W_L W_L^T] = I",
+                         fit, stated_order=float(run.stated["identity_order"]()),
+                         parameters={"widths": widths, "measured (mean)": rel.mean(0).tolist(),
+                                     "derived E[.]^(1/2) (square, uniform entries)": derived,
+                                     "operator norm (mean)":
+                                         torch.stack(ops, 1).mean(0).tolist()})[0]
+
+
+def _residual(run: Run) -> Iterator[Evidence]:
+    p = run.params["init"]
+    G = build_group(p["group"])
+    task = group_task(G.table, device=run.device)
+    cases, tops, others, labels = [], [], [], []
+    seeds = [run.seed_for(f"init seed {s}") for s in range(p["seeds"])]
+    for activation in p["activations"]:
+        for objective in ("energy", "loss"):
+            hyper = Hyper.batch(seed=seeds, p=p["p"])
+            config = DeepConfig(K=p["chain_widths"][0], layers=p["layers"],
+                                activation=activation, residual=True)
+            S, _ = random_splits(task, hyper.p, hyper.data_seed, run.dtype)
+            params = init_params(hyper, G.order, config, device=run.device, dtype=run.dtype)
+            G1, terms = residual_terms(params, S, G.order, config, objective)
+            cases.append(({"activation": activation, "objective": objective},
+                          run.stated["residual_sum"](terms), G1))
+            if objective == "energy":
+                norms = torch.stack([torch.linalg.vector_norm(t, dim=(1, 2)) for t in terms], 1)
+                tops.append(norms[:, 0])
+                others.append(norms[:, 1:].max(1).values)
+                labels.append(activation)
+    yield compare_cases(Route.NUMERIC, "G_res,1 (autograd) = sum of the L terms (G_L down the "
+                        "skips + each layer's branch)", cases,
+                        tolerance=roundoff(run.dtype, 8 * p["layers"] * p["chain_widths"][0],
+                                           "L vector-Jacobian products of width K, in another "
+                                           "order"),
+                        names=("stated", "measured"), parameters={"layers": p["layers"]})
+    yield at_least(Route.NUMERIC, "the G_L term dominates: ||G_L carried down the skips|| >= "
+                   "every branch term's norm (Stage-II top gradient, code's init), per seed",
+                   measured=torch.cat(tops), bound=torch.cat(others),
+                   tolerance=Tolerance(0.0, "an ordering of norms: no slack"),
+                   parameters={"activations": labels, "K": p["chain_widths"][0]})
+    figure = {}
+    for scale in p["dominance_scales"]:
+        hyper = Hyper.batch(seed=seeds, p=p["p"], init_scale=scale)
+        S, _ = random_splits(task, hyper.p, hyper.data_seed, run.dtype)
+        for activation in p["activations"]:
+            config = DeepConfig(K=p["chain_widths"][0], layers=p["layers"],
+                                activation=activation, residual=True)
+            params = init_params(hyper, G.order, config, device=run.device, dtype=run.dtype)
+            _, terms = residual_terms(params, S, G.order, config, "energy")
+            norms = torch.stack([torch.linalg.vector_norm(t, dim=(1, 2)) for t in terms], 1)
+            figure[f"{activation}, init scale {scale:g}"] = (
+                norms[:, 0] / norms[:, 1:].max(1).values).tolist()
+    run.figure("residual: ||G_L term|| / largest branch term, per seed, by hidden init scale",
+               figure)
+
+
+# --- over training ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rises:
+    epochs: torch.Tensor     # (B, L): rise epochs (budget where never)
+    reached: torch.Tensor    # (B, L)
+    purity: torch.Tensor     # (D, B, L)
+    purity_epochs: torch.Tensor
+    t_half: torch.Tensor     # (B,) test accuracy 0.5 (budget where never)
+    final_test: torch.Tensor
+
+
+def _train(run: Run, residual: bool) -> Rises:
+    p = run.params["train"]
+    G = build_group(p["group"])
+    hyper = Hyper.batch(seed=list(p["seeds"]), eta=p["eta"], lr=p["lr"], p=p["p"],
+                        init_scale=p["init_scale"], top_init=p["top_init"])
+    config = DeepConfig(K=p["K"], layers=p["layers"], activation=p["activation"],
+                        residual=residual, optimizer=OptimizerSpec(p["optimizer"]))
+    trainer = DeepGroupTrainer(G.table, hyper, config, projectors=float_projectors(G),
+                               eval_every=p["eval_every"], purity_every=p["purity_every"],
+                               device=run.device, dtype=run.dtype)
+    history = trainer.train(p["epochs"])
+    _, loss = history.series("train_loss")
+    if not bool(torch.isfinite(loss).all()):
+        raise Diverged(f"deep network training diverged (residual={residual})")
+    e, purity = history.series("purity")
+    epochs, reached = rise_epochs(e, purity, p["fraction"])
+    g = grokking_times(history, 0.5)
+    _, acc = history.series("test_acc")
+    return Rises(epochs, reached, purity, e, g.epochs, acc[-1])
+
+
+def _order(a: torch.Tensor, ra: torch.Tensor, b: torch.Tensor, rb: torch.Tensor
+           ) -> torch.Tensor:
+    """+1 if the rise ``a`` (reached ``ra``) comes before ``b``, -1 if after, 0 when the order
+    is unknown: both censored (a censored time only exceeds the budget) or the same logged
+    epoch (within one logging interval)."""
+    out = torch.where(ra & rb, torch.sign(b - a), torch.zeros_like(a))
+    out = torch.where(ra & ~rb, 1.0, out)
+    return torch.where(~ra & rb, -1.0, out)
+
+
+def _bottom_up(run: Run) -> Iterator[Evidence]:
+    p = run.params["train"]
+    stated = float(run.stated["bottom_up"]())
+    figure = {}
+    for arch in p["architectures"]:
+        key = f"{run.claim_id} train {arch} {dict(p)} {run.dtype} {run.device}"
+        r = cached(key, lambda a=arch: _train(run, a == "residual"))
+        L = r.epochs.shape[1]
+        params = {"architecture": arch, "rise epochs [seed][layer]": r.epochs.tolist(),
+                  "reached": r.reached.tolist(), "fraction": p["fraction"],
+                  "budget": p["epochs"], "logging interval": p["purity_every"]}
+        for label, pairs in (("the lowest layer's purity rises first (t_1 < t_l, l >= 2)",
+                              [(0, l) for l in range(1, L)]),
+                             ("then the next (t_l < t_(l+1), l >= 2)",
+                              [(l, l + 1) for l in range(1, L - 1)])):
+            if not pairs:
+                continue
+            signs = torch.stack([_order(r.epochs[:, a], r.reached[:, a], r.epochs[:, b],
+                                        r.reached[:, b]) for a, b in pairs], 1)
+            quantity = f"{arch}: {label}, per seed"
+            if bool((signs == 0).any()):
+                yield undecided(Route.NUMERIC, quantity,
+                                f"{int((signs == 0).sum())} (seed, pair): both layers never "
+                                f"reach the purity level within {p['epochs']} epochs, or in "
+                                f"the same logging interval: their order is unknown",
+                                tolerance=Tolerance(0.0, "an order"), parameters=params)
+                continue
+            yield compare(Route.NUMERIC, quantity, stated=torch.full_like(signs, stated),
+                          measured=signs, metric="absolute",
+                          tolerance=Tolerance(0.0, "an order per seed: no slack"),
+                          parameters=params)
+        every = max(1, len(r.purity_epochs) // 16)
+        figure[arch] = {"epoch": r.purity_epochs[::every].tolist(),
+                        "purity [epoch][seed][layer]": r.purity[::every].tolist(),
+                        "epoch test acc 0.5": r.t_half.tolist(),
+                        "final test acc": r.final_test.tolist()}
+    run.figure("layer purity over training", figure)
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    yield from _chain_cases(run)
+    yield from _approximation(run)
+    yield from _identity(run)
+    yield from _residual(run)
+    yield from _bottom_up(run)
+
+
+CLAIM = register(Claim(
+    id="li2.sec6-deep",
+    paper=PAPER,
+    kind="remark",
+    title="§6 deeper networks: G_(L-1) ~ D_L Yt Yt^T D_L F_(L-1), bottom-up learning, "
+          "residual G_res,1 = sum_l G_l",
+    source="§6, Eq. 11; Fig. 9 (catalogue §3 li2.sec6-deep, §5, §6.2)",
+    statement=r"G_{L-1}=D_LG_LW_L^\top=(D_L\tilde Y\tilde Y^\top D_L)F_{L-1}(W_LW_L^\top)"
+              r"\approx D_L\tilde Y\tilde Y^\top D_LF_{L-1}\ (W_LW_L^\top\approx I);\ "
+              r"\text{bottom-up learning};\ G_{{\rm res},1}=\sum_lG_l,\ G_L\text{ dominates}",
+    reading=r"Gate per hidden unit: D_j=diag(\sigma'(Z_{L,:j})); the product read per unit, "
+            r"C\sum_jD_j\tilde Y\tilde Y^\top D_jF_{L-1}w_jw_j^\top (C from "
+            r"\sigma=C\sigma'x: 1 for ReLU, 1/2 for x^2), with G_L=\tilde Y\tilde Y^\top F_L "
+            r"(the Stage-II form, the gradient of \tfrac12\|\tilde Y^\top F_L\|^2); the "
+            r"approximation replaces w_jw_j^\top by its mean (1/K)I (exact in expectation for "
+            r"entries of variance 1/K, \sqrt3 times nn.Linear's scale; the cosine does not "
+            r"depend on the scale in a plain network), keeping the gate per unit; a shared "
+            r"mean gate is reported too. 'Improves with width': the order of 1-\cos in 1/K "
+            r"is at least 1 (t-interval over seeds, slack 0.2), as W_LW_L^\top-I=O(K^{-1/2}) "
+            r"implies. Residual: the code's other_layers, "
+            r"F_l=\sigma(F_{l-1}+F_{l-1}W_l); G_l carried to layer 1 through the skips "
+            r"(gated by \prod D) plus each layer's branch. Bottom-up: purity of each layer's "
+            r"pre-activations over the components of H\times H built from one irrep; a layer "
+            r"'learns' when its purity has gone a quarter of the way from its initial value "
+            r"to 1.",
+    parameters={
+        "quick": {
+            "init": {"group": "Z13", "p": 0.9, "layers": 3, "widths": (32, 64, 128, 256),
+                     "chain_widths": (16, 32), "seeds": 4, "activations": ("relu", "x2"),
+                     "scales": (0.3, 3.0), "residual_scales": (1.0, 0.3, 0.1),
+                     "dominance_scales": (0.3, 1.0, 2.0, 4.0)},
+            "train": {"group": "Z11", "K": 64, "layers": 3, "p": 0.8, "lr": 1e-2,
+                      "eta": 5e-3, "init_scale": 1.0, "top_init": 1.0, "epochs": 400,
+                      "eval_every": 5, "purity_every": 5, "seeds": (0, 1, 2),
+                      "fraction": 0.25, "architectures": ("plain", "residual"),
+                      "activation": "relu", "optimizer": "adam"}},
+        "full": {
+            "init": {"group": "Z23", "p": 0.9, "layers": 3,
+                     "widths": (64, 128, 256, 512, 1024, 2048), "chain_widths": (32, 128),
+                     "seeds": 8, "activations": ("relu", "x2"), "scales": (0.1, 0.3, 3.0, 10.0),
+                     "residual_scales": (1.0, 0.3, 0.1, 0.03),
+                     "dominance_scales": (0.3, 1.0, 2.0, 4.0)},
+            "train": {"group": "Z23", "K": 512, "layers": 3, "p": 0.8, "lr": 5e-3,
+                      "eta": 1e-3, "init_scale": 1.0, "top_init": 1.0, "epochs": 3000,
+                      "eval_every": 10, "purity_every": 10, "seeds": tuple(range(5)),
+                      "fraction": 0.25, "architectures": ("plain", "residual"),
+                      "activation": "relu", "optimizer": "adam"}},
+    },
+    stated={"chain": stated_chain, "width_order": stated_width_order,
+            "identity_order": stated_identity_order, "residual_sum": stated_residual_sum,
+            "bottom_up": stated_bottom_up},
+    check=check,
+    control=NegativeControl("the gate on one side only: D_L Yt Yt^T F_(L-1) W_L W_L^T",
+                            {"chain": one_sided_chain}),
+    assumptions=(
+        Assumption("homogeneous activations", "sigma(x) = C sigma'(x) x (ReLU, x^2)",
+                   lambda p: set(p["init"]["activations"]) <= set(HOMOGENEITY)),
+        Assumption("three or more layers", "G_(L-1) of a hidden layer fed by random features",
+                   lambda p: p["init"]["layers"] >= 3 and p["train"]["layers"] >= 3),
+    ),
+    tags=("training",),
+))

@@ -1,0 +1,411 @@
+r"""li2.sec7-predictions: §7 "When does grokking happen?", the qualitative predictions on the
+grokking time, as fitted log-log slopes over seeds.
+
+Routes. The paper's predictions, written as signs of :math:`\partial\log t/\partial\log x`
+(and a slope of :math:`-1` for weight decay) (stated); batched full-batch training of the
+two-layer network on :math:`\mathbb Z_M` (:class:`numerics.group_trainer.GroupTrainer`,
+measured) with the author's Adam: the grokking time :math:`t_a` (first logged epoch with test
+accuracy :math:`\ge a`, :math:`a\in\{0.5, 0.99\}`, :mod:`numerics.grokking_time`) along one
+geometric grid per factor, every other factor at a base point (a star design; the base
+configuration is shared). The weight-decay law is also checked under heavy-ball gradient
+descent (the code's ``sgd``), the dynamics the §7 argument is derived for. Each seed's slope is
+the least-squares slope of :math:`\log t` on :math:`\log x`, and the 95% Student-t interval over
+seeds is :mod:`verify.error_trends`'s. Runs are batched per (optimiser, :math:`K`, :math:`p`,
+:math:`\eta`), and each batch trains until all its runs have grokked or the budget is spent.
+
+Decisions. A sign is confirmed when the whole interval lies on the stated side of 0, refuted
+when it lies on the other side, undecided when it contains 0. The weight-decay slope uses
+:func:`verify.error_trends.trend_evidence` (``bound="exact"``, slack 0.2). Censored runs (no
+grokking within the budget) enter with the budget as a lower bound of their time; the slope is
+then a one-sided bound (:func:`numerics.grokking_time.censoring_side`), used only on the side it
+bounds: a decision the bound does not support is undecided, never guessed.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from numerics.errors import Diverged
+from numerics.grokking_time import (
+    EXACT,
+    LOWER,
+    UPPER,
+    censoring_side,
+    grokking_times,
+    train_until,
+)
+from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.optimizers import OptimizerSpec
+from numerics.train_splits import train_count
+from verify.claim import Assumption, Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.error_trends import TREND_SLACK, TrendFit, fit_trend, trend_evidence
+from verify.evidence import Evidence, Route, Tolerance, to_json_value, undecided
+from verify.named_groups import build_group
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import cached
+
+# --- the paper's predictions (§7 table) ---------------------------------------------------------
+
+
+def stated_eta_slope():
+    r"""Weight decay: :math:`G_F(+\infty)\propto\eta\tilde Y\tilde Y^\top F`, so
+    :math:`t_{\rm grok}\sim1/\eta`: slope :math:`-1`."""
+    return -1.0
+
+
+def stated_alpha_sign():
+    r"""Init scale: small :math:`\alpha` speeds up feature learning (:math:`t` grows with
+    :math:`\alpha`)."""
+    return 1.0
+
+
+def stated_beta_sign():
+    r"""Output scale: :math:`\beta>1` speeds up grokking (:math:`t` falls as :math:`\beta`
+    grows from 1)."""
+    return -1.0
+
+
+def stated_beta_over_alpha_sign():
+    r"""Too large a :math:`\beta/\alpha` hurts (:math:`t` grows with :math:`\beta/\alpha` at a
+    large :math:`\beta`)."""
+    return 1.0
+
+
+def stated_width_sign():
+    r"""Width: very large :math:`K` shrinks :math:`G_F(+\infty)` (Lemma 1), toward the NTK
+    regime (:math:`t` grows with :math:`K`)."""
+    return 1.0
+
+
+def stated_data_sign():
+    """Data size: more data gives faster learning (Thm. 4)."""
+    return -1.0
+
+
+def stated_lr_sign():
+    r"""Learning rate: a larger one strengthens :math:`G_F(t)\approx t\tilde Y\tilde Y^\top F`
+    (:math:`t` falls with the learning rate)."""
+    return -1.0
+
+
+REVERSED = {"eta_slope": lambda: 1.0, "alpha_sign": lambda: -1.0, "beta_sign": lambda: 1.0,
+            "beta_over_alpha_sign": lambda: -1.0, "width_sign": lambda: -1.0,
+            "data_sign": lambda: 1.0, "lr_sign": lambda: 1.0}
+
+#: prediction -> (stated form, the factor)
+PREDICTIONS = {
+    "eta": ("eta_slope", "weight decay eta (the optimiser's)"),
+    "alpha": ("alpha_sign", "init scale alpha (top_layer_init_multiplier)"),
+    "beta": ("beta_sign", "output scale beta (output_multiplier)"),
+    "beta_over_alpha": ("beta_over_alpha_sign", "beta / alpha at the large beta"),
+    "K": ("width_sign", "width K"),
+    "p": ("data_sign", "training fraction p"),
+    "lr": ("lr_sign", "learning rate"),
+    "eta_gd": ("eta_slope", "weight decay eta under gradient descent"),
+}
+
+SIGN_TOLERANCE = Tolerance(0.0, "a sign: the whole 95% interval must lie on the stated side "
+                                "of 0 (an interval containing 0 leaves it undecided)")
+
+
+# --- the runs -----------------------------------------------------------------------------------
+
+#: A configuration: (optimiser, K, p, eta, lr, top_init, out_scale).
+Point = tuple[str, float, float, float, float, float, float]
+FIELDS = ("optimizer", "K", "p", "eta", "lr", "top_init", "out_scale")
+
+
+def _point(base: Mapping[str, Any], **change: Any) -> Point:
+    return tuple(change.get(k, base[k]) if k == "optimizer" else float(change.get(k, base[k]))
+                 for k in FIELDS)
+
+
+def grid_points(p: Mapping[str, Any]) -> dict[str, list[Point]]:
+    """Per prediction, the configurations along its grid."""
+    base = {**p["base"], "K": p["K"], "optimizer": p["optimizer"]}
+    g, gd = p["grids"], p["gradient_descent"]
+    return {
+        "eta": [_point(base, eta=x) for x in g["eta"]],
+        "alpha": [_point(base, top_init=x) for x in g["top_init"]],
+        "beta": [_point(base, out_scale=x) for x in g["out_scale"]],
+        "beta_over_alpha": [_point(base, out_scale=p["large_beta"], top_init=x)
+                            for x in g["top_init_at_large_beta"]],
+        "K": [_point(base, K=x) for x in g["K"]],
+        "p": [_point(base, p=x) for x in g["p"]],
+        "lr": [_point(base, lr=x) for x in g["lr"]],
+        "eta_gd": [_point(base, optimizer="sgd", lr=gd["lr"], eta=x) for x in gd["eta"]],
+    }
+
+
+def grid_values(p: Mapping[str, Any]) -> dict[str, list[float]]:
+    """Per prediction, the factor along its grid."""
+    g = p["grids"]
+    return {"eta": list(g["eta"]), "alpha": list(g["top_init"]), "beta": list(g["out_scale"]),
+            "beta_over_alpha": [p["large_beta"] / a for a in g["top_init_at_large_beta"]],
+            "K": list(g["K"]), "p": list(g["p"]), "lr": list(g["lr"]),
+            "eta_gd": list(p["gradient_descent"]["eta"])}
+
+
+@dataclass(frozen=True)
+class Times:
+    """Per configuration and threshold: grokking times over seeds and their censoring."""
+
+    epochs: dict[tuple[Point, float], torch.Tensor]
+    censored: dict[tuple[Point, float], torch.Tensor]
+    budget: int
+    resolution: int
+    batch_sizes: dict[str, int]
+
+
+SIMULATION = ("group", "K", "base", "grids", "large_beta", "gradient_descent", "seeds",
+              "budget", "chunk", "eval_every", "thresholds", "optimizer", "activation", "loss")
+
+
+def _simulate(run: Run) -> Times:
+    p = run.params
+    points = sorted({pt for pts in grid_points(p).values() for pt in pts})
+    # One trainer per (optimiser, K, p, eta): K and p set the tensor sizes, and eta (with the
+    # optimiser) sets how long a run takes, so each batch stops when its own slowest run groks.
+    batches: dict[tuple, list[Point]] = {}
+    for pt in points:
+        batches.setdefault(pt[:4], []).append(pt)
+    table = build_group(p["group"]).table
+    seeds = list(p["seeds"])
+    epochs, censored, sizes = {}, {}, {}
+    budget = resolution = 0
+    for (opt, K, frac, eta), pts in batches.items():
+        rows = [(pt, s) for pt in pts for s in seeds]
+        hyper = Hyper.batch(seed=[s for _, s in rows],
+                            **{k: [pt[FIELDS.index(k)] for pt, _ in rows]
+                               for k in ("p", "eta", "lr", "top_init", "out_scale")})
+        config = TrainConfig(K=int(K), activation=p["activation"], loss=p["loss"],
+                             optimizer=OptimizerSpec(opt), eval_every=p["eval_every"],
+                             diag_every=p["eval_every"], diagnostics=())
+        trainer = GroupTrainer(table, hyper, config, device=run.device, dtype=run.dtype)
+        limit = p["gradient_descent"]["budget"] if opt == "sgd" else p["budget"]
+        history = train_until(trainer.train, budget=limit, chunk=p["chunk"],
+                              thresholds=p["thresholds"])
+        _, loss = history.series("train_loss")
+        if not bool(torch.isfinite(loss[-1]).all()):
+            raise Diverged(f"training diverged ({opt}, K={K}, p={frac}, eta={eta})")
+        sizes[f"{opt}, K={int(K)}, p={frac:g}, eta={eta:g}"] = len(rows)
+        for a in p["thresholds"]:
+            g = grokking_times(history, a)
+            budget, resolution = max(budget, g.budget), max(resolution, g.resolution)
+            for i, pt in enumerate(pts):
+                sl = slice(i * len(seeds), (i + 1) * len(seeds))
+                epochs[(pt, a)] = g.epochs[sl]
+                censored[(pt, a)] = g.censored[sl]
+    return Times(epochs, censored, budget, resolution, sizes)
+
+
+def _times(run: Run) -> Times:
+    p = run.params
+    key = f"{run.claim_id} {[(k, p[k]) for k in SIMULATION]} {run.dtype} {run.device}"
+    return cached(key, lambda: _simulate(run))
+
+
+# --- evidence -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CensoredFit:
+    """A slope fit over seeds whose imputed slopes may be one-sided bounds."""
+
+    fit: TrendFit
+    sides: torch.Tensor          # per seed: EXACT, LOWER, UPPER or UNBOUNDED
+    censored: int                # censored (seed, point) pairs
+
+    def bounds(self, direction: int) -> bool:
+        """Whether every seed's imputed slope is exact or a bound in ``direction``
+        (LOWER: the true slope is at least it; UPPER: at most)."""
+        return bool(((self.sides == EXACT) | (self.sides == direction)).all())
+
+
+def fit_times(x: list[float], T: torch.Tensor, C: torch.Tensor) -> CensoredFit:
+    """Fit ``log T`` (``(S, G)``) on ``log x`` (``x`` decreasing) with censoring ``C``."""
+    fit = fit_trend(x, T, limit="zero")
+    sides = censoring_side(torch.log(torch.tensor(x, dtype=torch.float64)), C)
+    return CensoredFit(fit, sides, int(C.sum()))
+
+
+def sign_evidence(quantity: str, cf: CensoredFit, stated_sign: float,
+                  parameters: Mapping[str, Any]) -> Evidence:
+    """Stated sign of the slope against its interval (module docstring)."""
+    lo, hi = cf.fit.interval
+    s = 1.0 if stated_sign > 0 else -1.0
+    # the one-sided bound under which a confirmation (a refutation) stays valid
+    confirm, refute = (LOWER, UPPER) if s > 0 else (UPPER, LOWER)
+    params = {**parameters, "censored points": cf.censored,
+              "slope sides": cf.sides.tolist()}
+    if not np.isfinite(cf.fit.order):
+        return undecided(Route.RATE, quantity, "no slope could be fitted",
+                         tolerance=SIGN_TOLERANCE, parameters=params)
+    near, far = (lo, hi) if s > 0 else (hi, lo)   # interval ends nearest / farthest from 0
+    detail = {**params, "slope": cf.fit.order, "interval": [lo, hi],
+              "per_seed": cf.fit.orders.tolist()}
+    if s * near > 0 and cf.bounds(confirm):
+        gap = 0.0
+    elif s * far < 0 and cf.bounds(refute):
+        gap = -s * far
+    elif s * near > 0 or s * far < 0:
+        return undecided(Route.RATE, quantity, f"the interval [{lo:.3f}, {hi:.3f}] excludes 0, "
+                         "but censored runs bound the slope only on the other side",
+                         tolerance=SIGN_TOLERANCE, parameters=detail)
+    else:
+        return undecided(Route.RATE, quantity, f"the 95% interval [{lo:.3f}, {hi:.3f}] "
+                         "contains 0: the sign is not resolved with these seeds",
+                         tolerance=SIGN_TOLERANCE, parameters=detail)
+    return Evidence(
+        route=Route.RATE, quantity=quantity, stated=s, derived=None,
+        measured=to_json_value({"slope": cf.fit.order, "interval": [lo, hi],
+                                "per_seed": cf.fit.orders.tolist()}),
+        metric="sign", discrepancy=gap, tolerance=SIGN_TOLERANCE, parameters=params,
+        finite=True, comparisons={"interval on the stated side": gap},
+        note=f"95% t-interval [{lo:.3f}, {hi:.3f}] over {cf.fit.errors.shape[0]} seeds; "
+             "discrepancy = how far the interval lies beyond 0 on the wrong side")
+
+
+def slope_evidence(quantity: str, cf: CensoredFit, stated: float,
+                   parameters: Mapping[str, Any]) -> list[Evidence]:
+    """Stated slope against the interval (``trend_evidence``, exact, slack 0.2); with censored
+    runs only a failure on the bounded side can be decided."""
+    params = {**parameters, "censored points": cf.censored}
+    if cf.censored == 0:
+        return trend_evidence(quantity, cf.fit, stated_order=stated, bound="exact",
+                              parameters=params)
+    lo, hi = cf.fit.interval
+    slack = TREND_SLACK.value
+    if cf.bounds(LOWER) and lo > stated + slack:
+        gap = lo - stated
+    elif cf.bounds(UPPER) and hi < stated - slack:
+        gap = stated - hi
+    else:
+        return [undecided(Route.RATE, f"{quantity}: slope vs stated {stated:g}",
+                          f"censored runs make the slope a one-sided bound; interval of the "
+                          f"bounds [{lo:.3f}, {hi:.3f}]", tolerance=TREND_SLACK,
+                          parameters=params)]
+    return [Evidence(route=Route.RATE, quantity=f"{quantity}: slope vs stated {stated:g}",
+                     stated=stated, derived=None,
+                     measured=to_json_value({"bound": [lo, hi]}), metric="order",
+                     discrepancy=gap, tolerance=TREND_SLACK, parameters=params, finite=True,
+                     comparisons={"bound beyond stated": gap},
+                     note="censored runs: the interval bounds the slope from one side")]
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    p = run.params
+    M = build_group(p["group"]).order
+    T = _times(run)
+    points, values = grid_points(p), grid_values(p)
+    n_base = train_count(M, p["base"]["p"])
+    run.assume("K >= n on the width grid's large end (the lazy side of Lemma 1)",
+               max(p["grids"]["K"]) >= n_base,
+               detail=f"K up to {max(p['grids']['K'])}, n = {n_base}")
+    run.assume("every grid point groks within the budget",
+               not any(bool(c.any()) for c in T.censored.values()),
+               detail=f"longest run {T.budget} epochs; censored (config, threshold): "
+                      f"{sum(int(c.any()) for c in T.censored.values())}")
+    table: dict[str, Any] = {}
+    for name, (form, label) in PREDICTIONS.items():
+        # the fit wants the factor decreasing along the grid
+        pairs = sorted(zip(values[name], points[name]), reverse=True)
+        x = [v for v, _ in pairs]
+        for a in p["thresholds"]:
+            E = torch.stack([T.epochs[(pt, a)] for _, pt in pairs], 1)
+            C = torch.stack([T.censored[(pt, a)] for _, pt in pairs], 1)
+            cf = fit_times(x, E, C)
+            params = {"factor": label, "grid": x, "threshold": a, "seeds": len(p["seeds"]),
+                      "median epochs per point": E.median(0).values.tolist(),
+                      "base": dict(p["base"]), "K": p["K"], "group": p["group"]}
+            table[f"{name}, t_{a:g}"] = {"grid": x, "epochs": E.tolist(),
+                                         "censored": C.tolist(), "slope": cf.fit.order,
+                                         "interval": list(cf.fit.interval)}
+            quantity = f"t_{a:g} vs {label}"
+            if name in ("eta", "eta_gd"):
+                yield from slope_evidence(quantity, cf, float(run.stated[form]()), params)
+            else:
+                yield sign_evidence(f"{quantity}: sign of d log t / d log x", cf,
+                                    float(run.stated[form]()), params)
+    run.figure("grokking times per prediction (epochs, seeds x grid; censored = budget)", table)
+    run.figure("runs", {"longest run (epochs)": T.budget, "logging interval": T.resolution,
+                        "configurations per trainer": T.batch_sizes})
+
+
+CLAIM = register(Claim(
+    id="li2.sec7-predictions",
+    paper=PAPER,
+    kind="remark",
+    title="§7: grokking time vs weight decay, init scale, output scale, width, data and "
+          "learning rate",
+    source="§7 (table of factors), App. C.3 for beta, Lemma 1 for K, Thm. 4 for n",
+    statement=r"t_{\rm grok}\sim1/\eta;\ \text{small }\alpha\text{ speeds up};\ \beta>1\ "
+              r"\text{speeds up, too large }\beta/\alpha\text{ hurts};\ \text{very large }K\ "
+              r"\text{slows (NTK)};\ \text{more data is faster};\ \text{a larger learning rate "
+              r"strengthens }G_F(t)\approx t\tilde Y\tilde Y^\top F",
+    reading=r"The author's code, trained as the paper's experiments are: two-layer network, "
+            r"\sigma(x)=x^2, the code's class-centred MSE, Adam with coupled weight decay "
+            r"\eta (the optimiser's; \eta_{paper}=n\eta/2), default nn.Linear init with V(0) "
+            r"scaled by \alpha = top\_layer\_init\_multiplier, outputs times \beta = "
+            r"output\_multiplier, full batch. t_a = first logged epoch with test accuracy "
+            r"\ge a, a \in \{0.5, 0.99\}. Each factor moves along a geometric grid with the "
+            r"others at a base point; a prediction is the sign of d\log t/d\log x (for \eta the "
+            r"slope -1, within the t-interval plus 0.2 for the pre-asymptotic bend). "
+            r"'\beta>1 speeds up': \beta from 1 upward; 'too large \beta/\alpha hurts': "
+            r"\alpha decreasing at a large \beta (literally \beta/\alpha; the expansion's "
+            r"O(\beta^2\alpha), O(\beta^3\alpha^2) terms would instead point to \beta\alpha, "
+            r"which the \beta grid covers); 'very large K': a grid reaching K \ge n; "
+            r"learning rate: at \eta>0 (grokking without weight decay at a large learning "
+            r"rate is an existence statement, not a trend). The \eta law is also fitted under "
+            r"heavy-ball gradient descent (momentum 0.9), the flow the argument is about. "
+            r"Censored runs: the budget is a lower bound of their time.",
+    parameters={
+        "quick": {"group": "Z19", "K": 128, "seeds": (0, 1, 2),
+                  "base": {"p": 0.5, "eta": 1.5e-3, "lr": 1e-2, "top_init": 1.0,
+                           "out_scale": 1.0},
+                  "grids": {"eta": (3e-3, 1.5e-3, 7.5e-4, 3.75e-4),
+                            "top_init": (4.0, 1.0, 0.25),
+                            "out_scale": (2.0, 2**0.5, 1.0),
+                            "top_init_at_large_beta": (1.0, 0.5, 0.25),
+                            "K": (512, 256, 128), "p": (0.72, 0.6, 0.5),
+                            "lr": (2e-2, 1e-2, 5e-3)},
+                  "gradient_descent": {"lr": 1.0, "eta": (4e-3, 2e-3, 1e-3), "budget": 1300},
+                  "large_beta": 2.0, "budget": 700, "chunk": 50, "eval_every": 5,
+                  "thresholds": (0.5, 0.99), "optimizer": "adam", "activation": "x2",
+                  "loss": "mse_class"},
+        "full": {"group": "Z41", "K": 512, "seeds": tuple(range(8)),
+                 "base": {"p": 0.4, "eta": 5e-4, "lr": 5e-3, "top_init": 1.0,
+                          "out_scale": 1.0},
+                 "grids": {"eta": (2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4),
+                           "top_init": (4.0, 2.0, 1.0, 0.5, 0.25),
+                           "out_scale": (4.0, 2.0, 2**0.5, 1.0),
+                           "top_init_at_large_beta": (1.0, 0.5, 0.25, 0.125),
+                           "K": (4096, 2048, 1024, 512, 256),
+                           "p": (0.8, 0.64, 0.512, 0.4096),
+                           "lr": (2e-2, 1e-2, 5e-3, 2.5e-3)},
+                 "gradient_descent": {"lr": 1.0, "eta": (2e-3, 1e-3, 5e-4, 2.5e-4),
+                                      "budget": 12000},
+                 "large_beta": 4.0, "budget": 4000, "chunk": 100, "eval_every": 5,
+                 "thresholds": (0.5, 0.99), "optimizer": "adam", "activation": "x2",
+                 "loss": "mse_class"},
+    },
+    stated={"eta_slope": stated_eta_slope, "alpha_sign": stated_alpha_sign,
+            "beta_sign": stated_beta_sign, "beta_over_alpha_sign": stated_beta_over_alpha_sign,
+            "width_sign": stated_width_sign, "data_sign": stated_data_sign,
+            "lr_sign": stated_lr_sign},
+    check=check,
+    control=NegativeControl("every prediction reversed (t ~ eta, large alpha faster, ...)",
+                            REVERSED),
+    assumptions=(
+        Assumption(">= 3 seeds per point", "a t-interval needs seeds (catalogue §2.5: >= 5 "
+                   "at full fidelity)", lambda p: len(p["seeds"]) >= 3),
+        Assumption("weight decay on", "the base point has eta > 0 (grokking needs it at "
+                   "these learning rates)", lambda p: p["base"]["eta"] > 0),
+    ),
+    tags=("training",),
+))
