@@ -1,0 +1,233 @@
+"""li2.thm4: the quick run passes with its control rejected; each route (symbolic, Monte Carlo,
+rates) can fail; the sampling-model algebra, the estimators, the empirical energy and the
+landscape machinery hold on drawn small cases."""
+import dataclasses
+import itertools
+import math
+
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.activations import activation
+from numerics.group_task import group_energy, group_task
+from numerics.random import make_generator
+from numerics.subsampled_energy import (
+    ascend_monotone,
+    component_purity,
+    cyclic_features,
+    horvitz_thompson,
+    operator_deviation,
+    pair_activations,
+    pairs_by_target,
+    subsampled_energy,
+    target_weights,
+    vertex_thresholds,
+    weighted_gram,
+)
+from theory.group_energy import irrep_points, paper_form
+from theory.sample_complexity import M as M_sym
+from theory.sample_complexity import bernoulli_expectation, derive_weight_moments
+from theory.sample_complexity import p as p_sym
+from verify.claims.li2.thm4 import fourier_features, replicate_trend
+from verify.named_groups import SMALL_GROUPS, build_group, float_projectors
+from verify.registry import get
+from verify.runner import run_claim
+from verify.verdict import Verdict
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return run_claim(get("li2.thm4"))
+
+
+def test_quick_fidelity_passes_and_the_control_is_rejected(quick):
+    assert quick.verdict is Verdict.PASS, quick.reason
+    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+    failed = {e.quantity for e in quick.control.evidence if e.ok is False}
+    assert any("Eq. 29" in q for q in failed)           # symbolic and Monte Carlo both see it
+    assert len(quick.evidence) == 16
+
+
+@pytest.mark.parametrize("name, wrong, route", [
+    ("weight_mean", lambda p, M: 1 + (1 - p) / (p * M), "monte-carlo"),
+    ("vertex_slope", lambda M, d: -M / (2 * d), "symbolic"),
+    ("condition", lambda d: 1 / d**2, "symbolic"),
+    ("required_ratio", lambda M, L, d: d * L / M, "symbolic"),
+    # an upper bound that grows like 1/(Mp): the M trend (order ~0.45) lies below its order 1
+    ("deviation_scale", lambda M, p, delta: math.log(M / delta) / (M * p), "rate"),
+    # a deviation scale that hardly grows as p -> 0 (order -1/4): the measured -0.6 lies below
+    ("deviation_scale", lambda M, p, delta: (math.log(M / delta) / (M * p)) ** 0.25, "rate"),
+])
+def test_each_route_can_fail(quick, name, wrong, route):
+    claim = get("li2.thm4")
+    variant = dataclasses.replace(claim, stated={**claim.stated, name: wrong})
+    result = run_claim(variant, control=False)   # simulations and derivations are cached
+    assert result.verdict is Verdict.FAIL
+    assert any(e.ok is False and e.route.value == route for e in result.evidence)
+
+
+def test_landscape_thresholds_are_reported(quick):
+    fig = quick.figures["landscape threshold of E_hat (every vertex retained, purity >= 0.9)"]
+    assert fig["groups"] == ["Z11", "Z17", "Z23"]
+    assert all(0.05 < p < 1 for p in fig["median p*"])
+
+
+# --- theory ----------------------------------------------------------------------------------
+
+@settings(max_examples=20)
+@given(st.integers(1, 4), st.lists(st.integers(-3, 3), min_size=4, max_size=4),
+       st.integers(1, 3), st.fractions(min_value=0.05, max_value=0.95))
+def test_bernoulli_expectation_matches_enumeration(m, coeffs, power, prob):
+    xs = sp.symbols(f"x0:{m}")
+    expr = sp.Add(*[c * x for c, x in zip(coeffs, xs)]) ** power
+    q = sp.Rational(prob.numerator, prob.denominator)
+    brute = sum(expr.subs(dict(zip(xs, bits))) * q ** sum(bits) * (1 - q) ** (m - sum(bits))
+                for bits in itertools.product((0, 1), repeat=m))
+    assert sp.expand(bernoulli_expectation(expr, xs, q) - brute) == 0
+
+
+@settings(max_examples=15)
+@given(st.integers(1, 30), st.fractions(min_value=0.05, max_value=1))
+def test_weight_moments_match_the_binomial_law(M, prob):
+    mean_w, second_w, var_w, bias = derive_weight_moments().result
+    q = sp.Rational(prob.numerator, prob.denominator)
+    law = [(sp.binomial(M, k) * q**k * (1 - q) ** (M - k), sp.Rational(k) / (q * M))
+           for k in range(M + 1)]
+    at = {p_sym: q, M_sym: M}
+    assert sp.simplify(sum(pr * w for pr, w in law) - mean_w.subs(at)) == 0
+    assert sp.simplify(sum(pr * w**2 for pr, w in law) - second_w.subs(at)) == 0
+    assert bias == 0 and sp.simplify(var_w.subs(at) - (1 - q) / (q * M)) == 0
+
+
+# --- numerics ----------------------------------------------------------------------------------
+
+GROUPS = st.sampled_from(SMALL_GROUPS)
+
+
+@settings(max_examples=12)
+@given(GROUPS, st.integers(0, 2**31 - 1))
+def test_pairs_by_target_lists_the_pairs_of_each_product(name, seed):
+    G = build_group(name)
+    right = pairs_by_target(G.table)
+    table = torch.tensor(G.table)
+    M = G.order
+    h = torch.arange(M)[:, None].expand(M, M)
+    j = torch.arange(M)[None, :].expand(M, M)
+    assert torch.equal(table[j, right], h)
+    assert all(sorted(row.tolist()) == list(range(M)) for row in right)
+
+
+@settings(max_examples=12)
+@given(GROUPS, st.integers(0, 2**31 - 1))
+def test_full_mask_energy_is_eq7_and_subsample_energy_is_eq7_on_the_kept_pairs(name, seed):
+    G = build_group(name)
+    M, gen = G.order, make_generator(seed)
+    right = pairs_by_target(G.table)
+    w = torch.randn(3, 2 * M, generator=gen, dtype=torch.float64)
+    full = subsampled_energy(w, right, torch.ones(M, M, dtype=torch.float64))
+    task = group_task(G.table)
+    assert torch.allclose(full, group_energy(w, task, activation("x2")), rtol=1e-12)
+    # a subsample: Eq. 7 from dense X and Y on exactly the kept pairs, times (M^2 / n)^2
+    mask = (torch.rand(M, M, generator=gen, dtype=torch.float64) < 0.6).double()
+    mask[0, 0] = mask[1, 1] = 1
+    hs, js = mask.nonzero(as_tuple=True)
+    X = torch.zeros(len(hs), 2 * M, dtype=torch.float64)
+    X[torch.arange(len(hs)), js] = 1
+    X[torch.arange(len(hs)), M + right[hs, js]] = 1
+    Y = torch.nn.functional.one_hot(hs, M).double()
+    Yt = Y - Y.mean(0)
+    direct = 0.5 * ((X @ w.T).square().T @ Yt).square().sum(-1) * (M * M / len(hs)) ** 2
+    assert torch.allclose(subsampled_energy(w, right, mask), direct, rtol=1e-12)
+
+
+@settings(max_examples=12)
+@given(GROUPS, st.integers(0, 2**31 - 1), st.floats(0.1, 1.0))
+def test_horvitz_thompson_and_weights_at_full_data_and_by_definition(name, seed, ratio):
+    G = build_group(name)
+    M, gen = G.order, make_generator(seed)
+    right = pairs_by_target(G.table)
+    w = torch.randn(2 * M, generator=gen, dtype=torch.float64)
+    s = pair_activations(w, right)
+    ones = torch.ones(M, M, dtype=torch.float64)
+    assert torch.allclose(horvitz_thompson(s, ones, 1.0), s.sum(-1))
+    assert torch.equal(target_weights(ones, 1.0), torch.ones(M, dtype=torch.float64))
+    mask = (torch.rand(M, M, generator=gen, dtype=torch.float64) < ratio).double()
+    assert torch.allclose(horvitz_thompson(s, mask, ratio) * ratio, (s * mask).sum(-1))
+    cross = pair_activations(w, right, square_terms=False)
+    u, v = w[:M], w[M:]
+    assert torch.allclose(s - cross, u[None, :] ** 2 + v[right] ** 2)
+
+
+@settings(max_examples=10)
+@given(GROUPS)
+def test_gram_of_the_fourier_features_is_block_identity_over_d(name):
+    """Schur orthogonality: A = (1/M) sum_h phi phi^H = diag(I_{d_k^2} / d_k)."""
+    G = build_group(name)
+    features, dims = fourier_features(G)
+    A = weighted_gram(features, torch.ones(G.order, dtype=torch.float64))
+    expected = torch.block_diag(*[torch.eye(d * d, dtype=torch.complex128) / d for d in dims])
+    assert features.shape == (G.order, G.order - 1)
+    assert torch.allclose(A, expected, atol=1e-12)
+
+
+@settings(max_examples=15)
+@given(st.integers(3, 40), st.integers(0, 2**31 - 1))
+def test_cyclic_deviation_is_the_compressed_diagonal(M, seed):
+    r"""For Z_M: A_hat(w) - A is unitarily equivalent to Pi diag(w - 1) Pi on h-space,
+    Pi = I - 11^T/M (an independent computation of the same norm)."""
+    w = torch.rand(2, M, generator=make_generator(seed), dtype=torch.float64) * 2
+    Pi = torch.eye(M, dtype=torch.float64) - 1 / M
+    direct = torch.linalg.eigvalsh(Pi @ torch.diag_embed(w - 1) @ Pi).abs().amax(-1)
+    assert torch.allclose(operator_deviation(cyclic_features(M), w), direct, atol=1e-12)
+
+
+@settings(max_examples=8)
+@given(st.sampled_from(("Z5", "Z7", "S3", "Z2xZ2", "D4")), st.integers(0, 2**31 - 1),
+       st.floats(0.3, 1.0))
+def test_monotone_ascent_never_lowers_the_energy(name, seed, ratio):
+    G = build_group(name)
+    M, gen = G.order, make_generator(seed)
+    right = pairs_by_target(G.table)
+    mask = (torch.rand(M, M, generator=gen, dtype=torch.float64) < ratio).double()
+    mask[0, 0] = mask[1, 1] = 1
+    w0 = torch.randn(4, 2 * M, generator=gen, dtype=torch.float64)
+    w0 = w0 / w0.norm(dim=-1, keepdim=True)
+
+    def energy(x):
+        return subsampled_energy(x, right, mask)
+
+    out = ascend_monotone(w0, energy, lr=0.4 / M, steps=30, gtol=1e-9)
+    assert torch.all(out.energy >= energy(w0) - 1e-12)
+    assert torch.allclose(out.w.norm(dim=-1), torch.ones(4, dtype=torch.float64))
+
+
+def test_vertices_are_pure_and_retained_at_full_data_and_lost_at_tiny_ratios():
+    G = build_group("Z7")
+    M = G.order
+    pts = irrep_points(G)
+    V = torch.tensor([[complex(x).real for x in paper_form(G, pt.u)] for pt in pts],
+                     dtype=torch.float64)
+    V = V / V.norm(dim=-1, keepdim=True)
+    P = float_projectors(G)[torch.tensor([pt.component for pt in pts])]
+    assert torch.allclose(component_purity(V, P), torch.ones(len(pts), dtype=torch.float64))
+    U = torch.rand(3, M, M, generator=make_generator(1), dtype=torch.float64)
+    res = vertex_thresholds(pairs_by_target(G.table), V, P, U, p_range=(0.05, 1.0),
+                            bisections=4, lr=0.4 / M, steps=60, gtol=1e-8,
+                            recheck_steps=120)
+    assert torch.all((res.low < res.threshold) & (res.threshold < res.high))
+    assert torch.all(res.high <= 1.0) and not bool(res.below_range.any())
+    assert res.flips is not None and res.all_vertices.shape == (3,)
+
+
+@settings(max_examples=20)
+@given(st.floats(-2, 3), st.lists(st.floats(0.5, 2), min_size=3, max_size=5),
+       st.integers(0, 2**31 - 1))
+def test_replicate_trend_recovers_an_exact_power(order, scales, seed):
+    h = torch.tensor([0.2, 0.13, 0.09, 0.05])
+    values = torch.tensor(scales)[:, None] * h[None, :] ** order
+    fit = replicate_trend([10, 20, 40, 80], h.tolist(), values)
+    assert math.isclose(fit.order, order, abs_tol=1e-6)
+    assert fit.interval[1] - fit.interval[0] < 1e-6

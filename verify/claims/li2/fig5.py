@@ -1,0 +1,291 @@
+r"""li2.fig5: Fig. 5, the memorisation/generalisation phase transition in the training ratio
+:math:`p=n/M^2` (cyclic groups of prime order, products of cyclic groups, non-abelian groups
+with :math:`\max_kd_k=2`).
+
+Routes: the caption's description, written as predictions (stated: test accuracy goes from 0
+to 1, sharply, near :math:`p\propto M^{-1}\log M`, at a ratio that decreases as :math:`M`
+grows); batched full-batch training of the two-layer network over a grid of ratios and seeds
+per group (:func:`numerics.phase_boundary.phase_point`, measured). The ratio grid of a group
+is the author's sweep (``use_critical_ratio``): multiples of the code's line
+:math:`2.7482\,\mathrm{corr}\ln M/M` (corr :math:`=\max_kd_k/2` for non-abelian groups, 1
+otherwise), so the grid is placed by the code and the transition is measured on it.
+
+At full fidelity also the third party's :math:`M\times p` outcomes (arXiv 2605.08119, §7.3) in
+their setting (Adam lr :math:`10^{-3}`, weight decay :math:`2\times10^{-4}`, :math:`K=2048`,
+400 epochs).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import pairwise
+from typing import Any
+
+import torch
+
+from numerics.phase_boundary import GROKKED, group_table, phase_point
+from verify.claim import Assumption, Claim, NegativeControl
+from verify.claims.li2 import PAPER
+from verify.claims.li2.thm4 import CODE_C, replicate_trend, stated_order
+from verify.error_trends import trend_evidence
+from verify.evidence import Evidence, Route, Tolerance, compare
+from verify.registry import register
+from verify.run import Run
+from verify.step_ladders import cached
+
+EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
+#: "0" of the caption: the best test accuracy stays below this (li2.fig3's "none"); "1":
+#: it reaches numerics.phase_boundary.GROKKED
+MEMORISED = 0.5
+
+#: The third party's M x p sweep (§7.3): grok counts out of their 5 seeds within 400 epochs.
+THIRD_PARTY = {"Z41": {0.1: 0, 0.2: 0, 0.3: 0, 0.5: 5}}
+
+
+# --- the caption, as predictions -----------------------------------------------------------
+
+def stated_transition():
+    """Test accuracy goes from 0 (smallest ratio) to 1 (largest ratio of a bracketing grid)."""
+    return (0.0, 1.0)
+
+
+def stated_direction():
+    """The required ratio decreases as M grows (sign of the change, -1)."""
+    return -1.0
+
+
+def increasing_direction():
+    """Planted error: the required ratio increases with M."""
+    return 1.0
+
+
+def stated_threshold_scale(M):
+    r"""The dotted line: :math:`p\propto M^{-1}\log M`."""
+    return math.log(M) / M
+
+
+# --- the runs -------------------------------------------------------------------------------
+
+def code_line(M: int, max_dk: int) -> float:
+    """The author's critical ratio 2.7482 corr ln M / M, corr = max d_k / 2 for non-abelian
+    collections (catalogue §6.1), 1 otherwise."""
+    return CODE_C * (max_dk / 2 if max_dk > 1 else 1.0) * math.log(M) / M
+
+
+def ratio_grid(M: int, max_dk: int, multipliers: Sequence[float]) -> list[float]:
+    """Multiples of :func:`code_line`, kept inside (0, 0.95] and increasing."""
+    grid = sorted({round(min(0.95, m * code_line(M, max_dk)), 4) for m in multipliers})
+    if len(grid) < 2:
+        raise ValueError(f"multipliers: {multipliers} give fewer than 2 ratios below 0.95")
+    return grid
+
+
+def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any],
+                 multipliers: Sequence[float]) -> list[dict[str, Any]]:
+    """:func:`phase_point` for each group (name -> max d_k), cached per group (the stated forms
+    do not enter, so the control and ``li2.thm4`` reuse the runs)."""
+    out = []
+    for name, max_dk in groups.items():
+        M = int(group_table(name).shape[0])
+        grid = ratio_grid(M, max_dk, multipliers)
+        args = {"K": training["K"], "lr": training["lr"], "eta": training["eta"],
+                "loss": training["loss"], "activation": training["activation"],
+                "eval_every": training["eval_every"], "device": str(run.device),
+                "dtype": training["dtype"]}
+        key = f"li2.fig5 {name} {grid} {training['seeds']} {training['epochs']} {args}"
+        out.append(cached(key, lambda n=name, g=grid, a=args: phase_point(
+            n, g, training["seeds"], training["epochs"], **a), size=64))
+    return out
+
+
+# --- evidence ----------------------------------------------------------------------------------
+
+def _outcomes(pt: dict[str, Any], row: int) -> list[float]:
+    """Per seed at one ratio: 1 (reaches 0.99), 0 (stays below MEMORISED), 0.5 (between)."""
+    return [1.0 if a >= GROKKED else 0.0 if a < MEMORISED else 0.5
+            for a in pt["best_test_acc"][row]]
+
+
+def transition_width(pt: dict[str, Any]) -> float:
+    r""":math:`p_{\rm hi}/p_{\rm lo}`: :math:`p_{\rm hi}` the smallest ratio from which the mean
+    best test accuracy stays :math:`\ge0.99`, :math:`p_{\rm lo}` the largest ratio below it
+    with mean below 0.5; ``inf`` when the grid holds no such pair."""
+    ratios = pt["p_values"]
+    mean = [sum(r) / len(r) for r in pt["best_test_acc"]]
+    hi = len(mean)
+    while hi > 0 and mean[hi - 1] >= GROKKED:
+        hi -= 1
+    if hi == len(mean):
+        return math.inf
+    low = [i for i in range(hi) if mean[i] < MEMORISED]
+    return ratios[hi] / ratios[low[-1]] if low else math.inf
+
+
+def _ends(run: Run, points: list[dict[str, Any]]) -> Iterator[Evidence]:
+    lo_hi = run.stated["transition"]()
+    for pt in points:
+        params = {"group": pt["group"], "M": pt["M"], "p_values": pt["p_values"],
+                  "seeds": pt["seeds"], "epochs": pt["epochs"]}
+        measured = torch.tensor([_outcomes(pt, 0), _outcomes(pt, -1)], dtype=torch.float64)
+        stated = torch.tensor(lo_hi, dtype=torch.float64)[:, None].expand_as(measured)
+        yield compare(Route.NUMERIC, f"{pt['group']}: per seed, test accuracy at the smallest "
+                      f"and largest ratio (0: stays below {MEMORISED}; 1: reaches {GROKKED}; "
+                      f"0.5: between)", stated=stated, measured=measured, metric="absolute",
+                      tolerance=EXACT, parameters=params)
+
+
+def _trend(run: Run, points: list[dict[str, Any]]) -> Iterator[Evidence]:
+    points = sorted(points, key=lambda pt: pt["M"])
+    names = [pt["group"] for pt in points]
+    stars = [pt["p_star"] for pt in points]
+    params = {"groups": names, "p*": stars}
+    if len(points) < 2:
+        return
+    bracketed = all(s is not None for s in stars)
+    run.assume("cyclic panel: every p* inside its grid", bracketed,
+               "half the seeds grok between two grid ratios",
+               str([pt["p_star_status"] for pt in points]))
+    signs = [math.copysign(1.0, b - a) if (a is not None and b is not None) else math.nan
+             for a, b in pairwise(stars)]
+    yield compare(Route.NUMERIC, "cyclic panel: sign of the change of p* between consecutive "
+                  "M", stated=[float(run.stated["direction"]())] * len(signs), measured=signs,
+                  metric="absolute", tolerance=EXACT, parameters=params)
+    per_seed = torch.tensor([[math.nan if t is None else t for t in pt["seed_thresholds"]]
+                             for pt in points], dtype=torch.float64).T   # (seeds, groups)
+    Ms = [pt["M"] for pt in points]
+    h = [math.log(m) / m for m in Ms]
+    fit = replicate_trend(Ms, h, per_seed)
+    order = stated_order(run.stated["threshold_scale"], Ms, h)
+    run.figure("cyclic panel: per-seed thresholds against log M / M", fit.figure(order))
+    yield from trend_evidence("cyclic panel: per-seed threshold p* against log M/M", fit,
+                              stated_order=order, bound="exact",
+                              parameters={**params, "seeds": per_seed.shape[0]})
+
+
+def _figures(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
+    cyclic = panels.get("cyclic", [])
+    c_fit = None
+    if cyclic and all(pt["p_star"] is not None for pt in cyclic):
+        c_fit = sum(pt["p_star"] * pt["M"] / math.log(pt["M"]) for pt in cyclic) / len(cyclic)
+    for panel, points in panels.items():
+        run.figure(f"panel {panel}", {pt["group"]: {
+            "M": pt["M"], "p": pt["p_values"],
+            "mean best test acc": [sum(r) / len(r) for r in pt["best_test_acc"]],
+            "transition width (p_hi / p_lo)": transition_width(pt),
+            "grok fraction": pt["grok_fraction"], "p*": pt["p_star"],
+            "p* status": pt["p_star_status"],
+            "p* M / ln M": None if pt["p_star"] is None else pt["p_star"] * pt["M"]
+            / math.log(pt["M"]),
+            "code's 2.7482 ln M / M (times d_k/2)": code_line(
+                pt["M"], run.params["panels"][panel][pt["group"]]),
+            "p* / (cyclic fit c ln M / M)": None if (c_fit is None or pt["p_star"] is None)
+            else pt["p_star"] / (c_fit * math.log(pt["M"]) / pt["M"]),
+            "seconds": pt["seconds"]} for pt in points})
+    run.figure("cyclic fit c of p* = c ln M / M (code: 2.7482); non-abelian: theorem d_k^2 = 4 "
+               "times the abelian ratio, code d_k/2 = 1", c_fit)
+
+
+def _third_party(run: Run) -> Iterator[Evidence]:
+    tp = run.params["third_party"]
+    if not tp:
+        return
+    for name, outcomes in THIRD_PARTY.items():
+        ratios = sorted(outcomes)
+        key = f"li2.fig5 third party {name} {tp} {run.device}"
+        pt = cached(key, lambda n=name, r=ratios: phase_point(
+            n, r, tp["seeds"], tp["epochs"], K=tp["K"], lr=tp["lr"], eta=tp["eta"],
+            loss="mse_class", activation="x2", eval_every=tp["eval_every"],
+            device=str(run.device), dtype=tp["dtype"]))
+        yield compare(Route.NUMERIC, f"third party {name}: fraction of seeds reaching test "
+                      f"acc 0.99 within {tp['epochs']} epochs, per ratio",
+                      stated=[outcomes[r] / 5 for r in ratios], measured=pt["grok_fraction"],
+                      metric="absolute", tolerance=Tolerance(
+                          0.2, "one seed of their five: the same seed gives their "
+                               "initialisation and split (see li2.fig3), but float arithmetic "
+                               "can flip a seed that groks near the end of the budget"),
+                      parameters={"p": ratios, "setting": tp})
+
+
+def check(run: Run) -> Iterator[Evidence]:
+    p = run.params
+    panels = {panel: phase_points(run, groups, p["training"], p["multipliers"])
+              for panel, groups in p["panels"].items()}
+    for points in panels.values():
+        yield from _ends(run, points)
+    yield from _trend(run, panels.get("cyclic", []))
+    yield from _third_party(run)
+    _figures(run, panels)
+    run.assume("the paper's size: K = 2048, lr 5e-4, weight decay 2e-4, 20 seeds",
+               (p["training"]["K"], p["training"]["lr"], p["training"]["eta"],
+                len(p["training"]["seeds"])) == (2048, 5e-4, 2e-4, 20),
+               detail=str({k: p["training"][k] for k in ("K", "lr", "eta", "epochs")}),
+               probe=p["training"]["K"] != 2048)
+
+
+_COMMON = {"loss": "mse_class", "activation": "x2", "eval_every": 10, "dtype": "float32"}
+
+CLAIM = register(Claim(
+    id="li2.fig5",
+    paper=PAPER,
+    kind="experiment",
+    title="Fig. 5: sharp memorisation/generalisation transition in p near M^-1 log M",
+    source="Fig. 5, §4.3 (catalogue §5; code §6.1; third party §7.3)",
+    statement=r"\text{test accuracy vs }p=n/M^2:\ \text{a sharp transition from 0 to 1 near "
+              r"}p\propto M^{-1}\log M;\ \text{the required }p\text{ decreases as }M\text{ "
+              r"grows (cyclic prime }M\text{, products, non-abelian with }\max_kd_k=2)",
+    reading=r"The network and loss of the author's code: \sigma=x^2, class-centred MSE, Adam "
+            r"with coupled weight decay, default nn.Linear init, full batch, float32 (the "
+            r"code's precision). A seed groks at p when its test accuracy reaches 0.99 at some "
+            r"evaluated epoch within the budget; '0' is a best test accuracy below 0.5 "
+            r"(li2.fig3's 'none'), checked at the smallest ratio of the grid, '1' at the "
+            r"largest. p^* is "
+            r"the ratio at which half the seeds grok (linear interpolation); per-seed "
+            r"thresholds are geometric midpoints on the grid (training sets are nested in p "
+            r"for a seed). 'Sharp' has no scale in the caption: the width of the rise (the "
+            r"ratio p_{hi}/p_{lo} from a mean best test accuracy below 0.5 to one \ge0.99 "
+            r"from there on) is reported, not decided. 'Near p\propto M^{-1}\log M': the "
+            r"per-seed thresholds of the "
+            r"cyclic panel have order 1 in \log M/M (t-interval over seeds, slack 0.2), on "
+            r"the figure's axis p. Ratio grids are the author's sweep, multiples of "
+            r"2.7482\,\mathrm{corr}\ln M/M. The epoch budget is a parameter (the caption "
+            r"gives none); a threshold is that of its budget. Quick fidelity: K=64, lr 0.02, "
+            r"weight decay 3\times10^{-3}, 400 epochs, 4 seeds, M\le23 (a scaled-down run: "
+            r"the qualitative statements, not the paper's numbers); products and non-abelian "
+            r"groups are reported with p^* relative to the cyclic fit c\ln M/M (theorem: "
+            r"d_k^2; code: d_k/2).",
+    parameters={
+        "quick": {
+            "panels": {"cyclic": {"Z11": 1, "Z23": 1}, "product": {"Z4xZ4": 1},
+                       "non-abelian": {"D7": 2}},
+            "multipliers": (0.7, 0.76, 0.826, 0.897, 0.975, 1.059, 1.151, 1.25),
+            "training": {"K": 64, "lr": 0.02, "eta": 3e-3, "epochs": 400,
+                         "seeds": (0, 1, 2, 3), **_COMMON},
+            "third_party": None,
+        },
+        "full": {
+            "panels": {"cyclic": {"Z23": 1, "Z41": 1, "Z71": 1, "Z127": 1},
+                       "composite": {"Z24": 1, "Z60": 1, "Z100": 1},
+                       "product": {"Z4xZ7": 1, "Z5xZ6": 1, "Z2xZ2xZ9": 1, "Z13xZ11": 1,
+                                   "Z5xZ2xZ2xZ2": 1, "Z6xZ4xZ2": 1, "Z3xZ2xZ17": 1,
+                                   "Z2xZ3xZ3xZ5": 1},
+                       "non-abelian": {"D7": 2, "D15": 2, "D30": 2, "D63": 2}},
+            "multipliers": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.12, 1.25, 1.4, 1.6, 1.8, 2.0),
+            "training": {"K": 2048, "lr": 5e-4, "eta": 2e-4, "epochs": 3000,
+                         "seeds": tuple(range(20)), **_COMMON},
+            "third_party": {"K": 2048, "lr": 1e-3, "eta": 2e-4, "epochs": 400,
+                            "seeds": (0, 1, 2, 3, 4), "eval_every": 1, "dtype": "float32"},
+        },
+    },
+    stated={"transition": stated_transition,
+            "direction": stated_direction, "threshold_scale": stated_threshold_scale},
+    check=check,
+    control=NegativeControl("the required ratio increases with M",
+                            {"direction": increasing_direction}),
+    assumptions=(
+        Assumption("at least two cyclic groups", "a trend in M needs two sizes",
+                   lambda q: len(q["panels"].get("cyclic", {})) >= 2),
+        Assumption("non-abelian groups have max d_k = 2", "the BR panel of Fig. 5",
+                   lambda q: all(d == 2 for d in q["panels"].get("non-abelian", {}).values())),
+    ),
+    tags=("training",),
+))
