@@ -43,7 +43,14 @@ def check_exponent(q: torch.Tensor | float) -> None:
 
 def odd_power(v: torch.Tensor, q: torch.Tensor | float) -> torch.Tensor:
     r""":math:`\psi_q(v) = \operatorname{sign}(v)|v|^{q-1}` (:math:`\psi_1 = \operatorname{sign}`,
-    with :math:`\operatorname{sign}(0) = 0`; :math:`\psi_2(v) = v`)."""
+    with :math:`\operatorname{sign}(0) = 0`; :math:`\psi_2(v) = v`).
+
+    A Python number ``q == 2`` skips the power, which costs more than the rest of a flow's
+    field (benchmarks/README.md), and returns ``v + 0.0``: the same bits as the general
+    formula, since :math:`|v|^1 = |v|` and :math:`\operatorname{sign}(v)|v| = v` are exact in
+    floating point except at :math:`-0`, which both map to :math:`+0`."""
+    if not isinstance(q, torch.Tensor) and q == 2:
+        return v + 0.0
     return torch.sign(v) * v.abs() ** (q - 1)
 
 
