@@ -1,4 +1,4 @@
-"""Command line: ``python -m verify {list,show,check,stress,history,report}``.
+"""Command line: ``python -m verify {list,show,check,stress,history,report,sweep}``.
 
 Also installed as ``theory-verify``.
 
@@ -18,10 +18,12 @@ from typing import NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
+from verify.cli_types import positive_int
 from verify.metadata import git_revision, package_versions, run_metadata
 from verify.results import key_figure_text, run_record, write_json
 from verify.runner import DTYPES, run_claim
 from verify.store import result_key
+from verify.sweep_cli import add_sweep_parser, cmd_sweep
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "theory-verify"
@@ -46,16 +48,6 @@ def _seed(text: str) -> int:
     return value
 
 
-def _threads(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Check the claims of learning-dynamics papers.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -74,11 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p_check.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
     p_check.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
-    p_check.add_argument("--threads", type=_threads, default=None, metavar="N",
+    p_check.add_argument("--threads", type=positive_int, default=None, metavar="N",
                          help="torch intra-op CPU threads (default: 1 at quick fidelity on "
                               "the CPU, whose small tensors only wait on each other's threads; "
                               "torch's own choice otherwise)")
-    p_check.add_argument("--jobs", type=_threads, default=1, metavar="N",
+    p_check.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                          help="run claims in N worker processes (default 1: in this process); "
                               "each worker gets --threads torch threads")
     p_check.add_argument("--json", dest="json_path", default="results.json", metavar="PATH",
@@ -119,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress = sub.add_parser("stress", help="search a claim's parameter space for the "
                                              "smallest configuration that breaks it")
     p_stress.add_argument("id", help="claim id or alias")
-    p_stress.add_argument("--budget", type=_budget, default=20, metavar="N",
+    p_stress.add_argument("--budget", type=positive_int, default=20, metavar="N",
                           help="configurations to try before shrinking (default 20)")
     mode = p_stress.add_mutually_exclusive_group()
     for name, text in (("inside", "only where the claim's assumptions hold"),
@@ -133,10 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
     p_stress.add_argument("--seed", type=_seed, default=0,
                           help="seed of the search (and of runs when seeds are not drawn)")
-    p_stress.add_argument("--threads", type=_threads, default=None, metavar="N")
+    p_stress.add_argument("--threads", type=positive_int, default=None, metavar="N")
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
                           help="where to write the report (default stress.json)")
-    for p in (p_list, p_show, p_check, p_history, p_stress, p_report):
+    p_sweep = add_sweep_parser(sub)
+    for p in (p_list, p_show, p_check, p_history, p_stress, p_report, p_sweep):
         p.add_argument("--module", dest="modules", action="append", default=[],
                        metavar="MODULE", help="import MODULE first: it registers a project's "
                                               "own claims (repeatable)")
@@ -151,16 +144,6 @@ def _assignment(text: str) -> tuple[str, object]:
         return name, ast.literal_eval(value)
     except (ValueError, SyntaxError):
         return name, value  # a bare word such as Z4
-
-
-def _budget(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
-    return value
 
 
 def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object]:
@@ -251,6 +234,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     _set_threads(args.threads, args.fidelity, device)
 
     store = _open_store(args)
+    _route_sweeps_to(args)
     versions = package_versions()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     width = max(len(c.id) for c in claims)
@@ -317,6 +301,17 @@ def _open_store(args: argparse.Namespace):
         return ResultStore(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _route_sweeps_to(args: argparse.Namespace) -> None:
+    """Sweeps inside claims (li2.fig5) store their points where --store / --no-store say, in
+    this process and in --jobs workers (they inherit the environment)."""
+    from verify.store import ENV
+
+    if args.no_store:
+        os.environ[ENV] = "off"
+    elif args.store:
+        os.environ[ENV] = args.store
 
 
 def _write_report(record: dict, out: str):
@@ -435,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"--module: cannot import {module!r} ({exc})") from None
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
                 "stress": _cmd_stress, "history": _cmd_history,
-                "report": _cmd_report}[args.command](args)
+                "report": _cmd_report, "sweep": cmd_sweep}[args.command](args)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

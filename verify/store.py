@@ -64,7 +64,7 @@ BUSY_TIMEOUT_S = 60.0
 
 
 @cache
-def _package_sources_digest() -> str:
+def package_sources_digest() -> str:
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
     for package in ("theory", "numerics", "verify"):
@@ -84,7 +84,7 @@ def _source(obj: Any) -> str:
 def code_fingerprint(claim: Claim) -> str:
     """A digest of the toolkit's sources, of the module that defines ``claim`` and of its
     check and stated forms (two claims planted under one id in one module differ here)."""
-    h = hashlib.sha256(_package_sources_digest().encode())
+    h = hashlib.sha256(package_sources_digest().encode())
     source = inspect.getsourcefile(claim.check)
     if source and Path(source).exists():
         h.update(Path(source).read_bytes())

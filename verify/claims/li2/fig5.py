@@ -32,6 +32,7 @@ from verify.evidence import Evidence, Route, Tolerance, compare
 from verify.registry import register
 from verify.run import Run
 from verify.step_ladders import cached
+from verify.sweep import run_sweep
 
 EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 #: "0" of the caption: the best test accuracy stays below this (li2.fig3's "none"); "1":
@@ -80,22 +81,37 @@ def ratio_grid(M: int, max_dk: int, multipliers: Sequence[float]) -> list[float]
     return grid
 
 
+def fig5_point(point: dict[str, Any]) -> dict[str, Any]:
+    """One group of the phase diagram: a point of the sweep (module-level, so a Dask worker
+    imports it by name)."""
+    return phase_point(**point)
+
+
 def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any],
                  multipliers: Sequence[float]) -> list[dict[str, Any]]:
-    """:func:`phase_point` for each group (name -> max d_k), cached per group (the stated forms
-    do not enter, so the control and ``li2.thm4`` reuse the runs)."""
-    out = []
+    """:func:`phase_point` for each group (name -> max d_k), one point per group through
+    :func:`verify.sweep.run_sweep`: in this process by default, on a Dask cluster with
+    ``$THEORY_VERIFY_SWEEP_BACKEND=dask``, each finished group streamed into the results store.
+    Cached per panel (the stated forms do not enter, so the control and ``li2.thm4`` reuse the
+    runs)."""
+    points = []
     for name, max_dk in groups.items():
         M = int(group_table(name).shape[0])
-        grid = ratio_grid(M, max_dk, multipliers)
-        args = {"K": training["K"], "lr": training["lr"], "eta": training["eta"],
-                "loss": training["loss"], "activation": training["activation"],
-                "eval_every": training["eval_every"], "device": str(run.device),
-                "dtype": training["dtype"]}
-        key = f"li2.fig5 {name} {grid} {training['seeds']} {training['epochs']} {args}"
-        out.append(cached(key, lambda n=name, g=grid, a=args: phase_point(
-            n, g, training["seeds"], training["epochs"], **a), size=64))
-    return out
+        points.append({"group": name, "p_values": ratio_grid(M, max_dk, multipliers),
+                       "seeds": list(training["seeds"]), "epochs": training["epochs"],
+                       "K": training["K"], "lr": training["lr"], "eta": training["eta"],
+                       "loss": training["loss"], "activation": training["activation"],
+                       "eval_every": training["eval_every"], "device": str(run.device),
+                       "dtype": training["dtype"]})
+
+    def sweep() -> list[dict[str, Any]]:
+        report = run_sweep(fig5_point, points, name="li2.fig5", batch_size=1)
+        if report.failed:
+            raise RuntimeError("; ".join(f"{o.point['group']}: {o.error}"
+                                         for o in report.failed))
+        return report.results
+
+    return cached(f"li2.fig5 {points}", sweep, size=64)
 
 
 # --- evidence ----------------------------------------------------------------------------------
