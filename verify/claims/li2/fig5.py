@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from numerics.phase_boundary import GROKKED, group_table, phase_point
+from numerics.phase_boundary import GROKKED, group_table, phase_point, phase_sweep_point
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
 from verify.claims.li2.thm4 import CODE_C, replicate_trend, stated_order
@@ -81,12 +81,6 @@ def ratio_grid(M: int, max_dk: int, multipliers: Sequence[float]) -> list[float]
     return grid
 
 
-def fig5_point(point: dict[str, Any]) -> dict[str, Any]:
-    """One group of the phase diagram: a point of the sweep (module-level, so a Dask worker
-    imports it by name)."""
-    return phase_point(**point)
-
-
 def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any],
                  multipliers: Sequence[float]) -> list[dict[str, Any]]:
     """:func:`phase_point` for each group (name -> max d_k), one point per group through
@@ -105,7 +99,7 @@ def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any
                        "dtype": training["dtype"]})
 
     def sweep() -> list[dict[str, Any]]:
-        report = run_sweep(fig5_point, points, name="li2.fig5", batch_size=1)
+        report = run_sweep(phase_sweep_point, points, name="li2.fig5", batch_size=1)
         if report.failed:
             raise RuntimeError("; ".join(f"{o.point['group']}: {o.error}"
                                          for o in report.failed))
