@@ -136,7 +136,8 @@ def test_smoothed_sign_flow_rejects_bad_eps():
 
 
 def test_settle_time_is_twice_the_log_drop_over_the_weakest_box_decay():
-    from verify.claims.ns.table1 import DROP, settle_time
+    from verify.claims.ns.thm4_14 import SIGN_DROP as DROP
+    from verify.claims.ns.thm4_14 import sign_settle_time as settle_time
     from verify.run import Run
 
     run = Run(claim_id="ns.table1", fidelity="quick", params={}, stated={}, seed=0,

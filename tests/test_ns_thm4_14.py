@@ -38,7 +38,9 @@ from theory.weight_decay_regularizer import (
     derive_kolb_penalty,
     tidy,
 )
+from verify.claims.ns.thm4_14 import sign_settle_time
 from verify.registry import get
+from verify.run import Run
 from verify.runner import run_claim
 from verify.verdict import Verdict
 
@@ -88,6 +90,24 @@ def test_limits_are_dense_for_adamw_and_sparse_for_gradient_flow():
     limits = next(v for k, v in figures.items() if k.startswith("limits"))
     assert limits["q=2, L=2"]["support"] < limits["q=1, L=2 (AdamW)"]["support"]
     assert limits["q=1, L=2 (AdamW)"]["max|x| / radius"] == pytest.approx(1, abs=1e-3)
+
+
+def test_adamw_limits_settle_for_the_offset_relaxation_time():
+    """lr/10 is held for 2 ln(10) / alpha_min (offsets relax as e^(-alpha t) at q = 1), not for
+    the last 20% of the steps, in both claims."""
+    for claim_id in ("ns.thm4.14", "ns.x.thm4.14-limit"):
+        items = [e for e in result(claim_id).evidence if "AdamW" in e.quantity]
+        alpha_min = min(e.parameters["alpha"] for e in items)
+        for e in items:
+            assert e.parameters["settle time at lr/10"] == pytest.approx(
+                2 * math.log(10) / alpha_min, rel=1e-12)
+
+
+def test_settle_time_needs_a_box_cell():
+    run = Run(claim_id="ns.thm4.14", fidelity="quick", params={}, stated={}, seed=0,
+              device=torch.device("cpu"), dtype=torch.float64)
+    with pytest.raises(ValueError, match="cells"):
+        sign_settle_time(run, [{"L": 2, "coupled": 0.1}])
 
 
 # --- theory ---------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from numerics.decayed_limits import (
 )
 from numerics.penalised_least_squares import box_least_squares, lasso, power_penalised
 from numerics.steepest_flows import ProductFlow, depth_mask
-from theory.reparam_balance import A_INT, ALPHA, Q, derive_decoupled_balance
+from theory.reparam_balance import ALPHA, Q
 from theory.weight_decay_regularizer import (
     CELL_DECAYS,
     CELL_DEPTHS,
@@ -50,6 +50,7 @@ from verify.claims.ns import PAPER
 from verify.claims.ns.thm4_14 import (
     LIMITS_FULL,
     LIMITS_QUICK,
+    SIGN_DROP,
     SIGN_KEYS,
     THRESHOLD,
     Problem,
@@ -57,6 +58,7 @@ from verify.claims.ns.thm4_14 import (
     SignLimit,
     continuous_limits,
     rest_compare,
+    sign_settle_time,
     sign_tolerance,
 )
 from verify.evidence import (
@@ -335,35 +337,12 @@ def _smoothed_coupled(run: Run, problem: Problem, figures: dict[str, Any]) -> Ev
                         run.dtype, {"alpha": alpha, "eps": p["smoothing"]})
 
 
-#: The catalogue's learning-rate drop at the end of a sign-descent run (§4.15: lr / 10).
-DROP = 10.0
-
-
-def settle_time(run: Run, cells: list[dict[str, Any]]) -> float:
-    r"""Time spent at the dropped rate: :math:`2\ln(\text{drop})/(r\,\alpha_{min})`, with
-    :math:`r = 1` the rate at which decoupled decay shrinks the balance offsets at q = 1
-    (ns.lemma4.4: :math:`e^{-qA}`, :math:`A = \alpha t`; the same for every pair of factors and
-    depth) and :math:`\alpha_{min}` the weakest decay among the verdicted box cells. The first
-    half shrinks the coarse rate's O(lr) offsets by the drop factor, to the fine band; the
-    second half is averaged (:func:`numerics.decayed_limits.settled_sign_descent`).
-
-    This replaces "the last 20% of the steps": at full fidelity that is 0.4 (coarse) and 0.2
-    (fine) time units, while :math:`1/\alpha = 0.79` at L = 10 (:math:`\alpha =
-    r^{-1/L} \to 1` as L grows, for a box radius r < 1): the L = 10 run was cut off while its
-    offsets were still relaxing, and its last iterate sat 4e-5 from the box solution's
-    gradient while the two ladder levels happened to agree to 6e-6."""
-    factor = run.derivation(derive_decoupled_balance(2)).result
-    rate = float((-sp.diff(sp.log(factor), A_INT)).subs(Q, 1))
-    alpha = min(c["decoupled"] for c in cells if "radius" in c)
-    return 2 * math.log(DROP) / (rate * alpha)
-
-
 def sign_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]], p: dict[str, Any],
                 stream: str, settle: float) -> SignLimit:
     r"""Sign descent (q = 1) with coupled and/or decoupled decay per cell (AdamW or Adam + L2,
     :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`) from a random start of scale
     ``init_scale``: ``T / lr`` steps at lr and a settle phase of ``settle`` time units
-    (:func:`settle_time`) at lr / 10, then as many steps at lr/2 from there and a settle phase
+    (:func:`verify.claims.ns.thm4_14.sign_settle_time`) at lr / 10, then as many steps at lr/2 from there and a settle phase
     at lr/20. ``x`` holds the settle phases' averaged iterates (the continuation compares one
     point's chattering at two step sizes: sign descent can stall at different stationary points
     from one start)."""
@@ -381,9 +360,9 @@ def sign_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]], p: dict
         W0 = torch.where(mask > 0, W0.to(run.device, run.dtype), torch.ones((), dtype=run.dtype))
         flow = ProductFlow(problem.regression.grad, q, mask, **decays)
         steps = round(p["T"] / p["lr"])
-        coarse = settled_sign_descent(flow, W0, lr=p["lr"], steps=steps, drop=DROP,
+        coarse = settled_sign_descent(flow, W0, lr=p["lr"], steps=steps, drop=SIGN_DROP,
                                       settle_time=settle)
-        fine = settled_sign_descent(flow, coarse.final, lr=p["lr"] / 2, steps=steps, drop=DROP,
+        fine = settled_sign_descent(flow, coarse.final, lr=p["lr"] / 2, steps=steps, drop=SIGN_DROP,
                                     settle_time=settle)
         xs = [coarse.mean_x, fine.mean_x]
         return SignLimit(cells, xs, [problem.regression.grad(x) for x in xs],
@@ -405,7 +384,7 @@ def _sign_batch(run: Run, problem: Problem, figures: dict[str, Any]) -> Iterator
     cells += [{"L": L, "decoupled": radius ** (-1 / L), "radius": radius}
               for L in (2, *p["deep"])]
     cells += [{"L": 2, "decoupled": problem.weight}]  # review 1's tension (figure only)
-    settle = settle_time(run, cells)
+    settle = sign_settle_time(run, cells)
     limit = sign_ladder(run, problem, cells, p, "table sign start", settle)
     stall = {}
     for b, cell in enumerate(cells):
