@@ -117,6 +117,8 @@ def main() -> None:
     parser.add_argument("--cpu-per-claim", action=argparse.BooleanOptionalAction, default=True,
                         help="also measure each claim's CPU time in a second child "
                              "(default on)")
+    parser.add_argument("--jobs", type=int, default=2, metavar="N",
+                        help="verify check --jobs N (default 2: one claim per core)")
     parser.add_argument("patterns", nargs="*",
                         help="claim ids or globs for verify check (default: every claim)")
     args = parser.parse_args()
@@ -128,12 +130,12 @@ def main() -> None:
     git = git_state()
 
     for _ in range(args.warmup):
-        run_check(args.patterns, cpus)
+        run_check([*args.patterns, "--jobs", str(args.jobs)], cpus)
     # Start-up alone: `verify list` imports the package and registers every claim.
     startup_wall, startup_cpu, _ = run_child([sys.executable, "-m", "verify", "list"], cpus)
     runs = []
     for r in range(args.repeats):
-        run = run_check(args.patterns, cpus)
+        run = run_check([*args.patterns, "--jobs", str(args.jobs)], cpus)
         runs.append(run)
         print(f"  run {r + 1}/{args.repeats}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU",
               file=sys.stderr, flush=True)
@@ -182,7 +184,7 @@ def main() -> None:
     record = {
         "benchmark": NAME, "started": started, "finished": common.now(),
         "machine": machine, "load_average_after": common.load_average(), "git": git,
-        "command": runs[0]["command"], "target_s": TARGET_S,
+        "command": runs[0]["command"], "jobs": args.jobs, "target_s": TARGET_S,
         "wall_s": wall, "cpu_s": cpu, "claims_sum_s": claim_sum,
         "overhead_s": wall - claim_sum, "claim_count": len(claims),
         "startup": {"command": "python -m verify list", "wall_s": startup_wall,
