@@ -1,0 +1,241 @@
+"""li2.thm6-training: the quick run passes with its control rejected; each route can fail; the
+pieces of numerics.repulsion_along_training (routes, bounds, pair selections, Wilson intervals)
+over drawn sizes and seeds."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.random import make_generator, randn
+from numerics.repulsion_along_training import (
+    checkpoint_features,
+    disjoint_similar_pairs,
+    feature_cosines,
+    ridge_routes,
+    sample_centred_features,
+    top_pairs,
+    wilson_interval,
+)
+from numerics.ridge_inverse import (
+    ridge_inverse_woodbury,
+    third_party_code_ridge_inverse,
+)
+from numerics.two_layer import center
+from verify.claims.li2.thm6_training import (
+    THIRD_PARTY_MEDIAN_SIGN_MATCH,
+    THIRD_PARTY_SEED0_NEGATIVE,
+    THIRD_PARTY_SEED0_SIGN_MATCH,
+    _third_party_evidence,
+    stated_woodbury,
+)
+from verify.named_groups import build_group
+from verify.registry import get
+from verify.run import Run
+from verify.runner import run_claim
+from verify.verdict import Verdict
+
+F64 = torch.float64
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return run_claim(get("li2.thm6-training"))
+
+
+def test_quick_fidelity_passes_and_the_control_is_rejected(quick):
+    assert quick.verdict is Verdict.PASS, quick.reason
+    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+    failed = {e.quantity.split(" ")[0] for e in quick.control.evidence if e.ok is False}
+    assert {"Thm", "Wilson"} <= failed            # both planted signs are caught
+    assert len(quick.evidence) == 6
+
+
+def test_the_float32_woodbury_error_follows_the_condition_number(quick):
+    """Where the routes part (float32, eta down to 1e-6), the error grows like kappa(A): its
+    fitted order is within 0.2 of kappa's and error / (u kappa) stays within a factor 10
+    while kappa spans four decades."""
+    fig = quick.figures["Woodbury float32 error along eta, epoch 700"]
+    assert abs(fig["order"] - np.mean(fig["order of kappa(A) per seed"])) < 0.2
+    ratio = np.array(fig["error / (u_W kappa)"])
+    assert ratio.max() / ratio.min() < 10 and ratio.max() < 1
+
+
+def test_grokking_happens_between_the_checkpoints(quick):
+    acc = quick.figures["test accuracy at the checkpoints, per seed"]
+    assert max(acc["100"]) < 0.1 and min(acc["700"]) > 0.99
+
+
+@pytest.mark.parametrize("name, wrong, failing", [
+    ("woodbury", third_party_code_ridge_inverse, "max |B_Woodbury"),   # their extra 1/eta
+    ("sign_rule", lambda beta: beta / abs(beta), "Thm 6 sign rule"),
+    ("similar_sign", lambda: 1.0, "Wilson"),
+])
+def test_each_route_can_fail(quick, name, wrong, failing):
+    claim = get("li2.thm6-training")
+    variant = dataclasses.replace(claim, stated={**claim.stated, name: wrong})
+    result = run_claim(variant, control=False)          # training is cached
+    assert result.verdict is Verdict.FAIL
+    assert any(e.quantity.startswith(failing) and e.ok is False for e in result.evidence)
+
+
+def _full_run() -> Run:
+    claim = get("li2.thm6-training")
+    return Run(claim_id=claim.id, fidelity="full", params=claim.parameters["full"],
+               stated=claim.stated, seed=0, device=torch.device("cpu"), dtype=F64)
+
+
+def _their_stats(shift: float) -> dict[int, dict[str, list[float]]]:
+    return {e: {"frac B<0 on +sim": [THIRD_PARTY_SEED0_NEGATIVE[e] + shift] * 5,
+                # seed 0 first; the other four at their 5-seed median
+                "sign match, their code": [THIRD_PARTY_SEED0_SIGN_MATCH[e] + shift]
+                + [THIRD_PARTY_MEDIAN_SIGN_MATCH[e] + shift] * 4}
+            for e in THIRD_PARTY_SEED0_NEGATIVE}
+
+
+def test_the_third_party_route_accepts_their_numbers_and_rejects_shifted_ones():
+    run = _full_run()
+    exact = list(_third_party_evidence(run, _their_stats(0.0)))
+    assert len(exact) == 3 and all(e.ok for e in exact)
+    shifted = list(_third_party_evidence(run, _their_stats(0.05)))
+    assert all(e.ok is False for e in shifted)
+
+
+# --- the stated Woodbury form ------------------------------------------------------------
+
+def test_the_stated_woodbury_form_is_the_ridge_inverse_exactly():
+    F = sp.Matrix([[1, 2, 0], [sp.Rational(1, 3), -1, 4]])         # n = 2 < K = 3
+    eta = sp.Rational(1, 5)
+    B = (F.T * F + eta * sp.eye(3)).inv()
+    assert sp.simplify(stated_woodbury(F, eta) - B) == sp.zeros(3, 3)
+
+
+# --- routes and bounds -------------------------------------------------------------------
+
+def features(n: int, K: int, seed: int) -> torch.Tensor:
+    return center(randn(n, K, generator=make_generator(seed), dtype=F64))
+
+
+@settings(max_examples=25)
+@given(st.integers(3, 20), st.integers(2, 24), st.floats(1e-5, 10.0), st.integers(0, 2**31 - 1),
+       st.sampled_from([torch.float64, torch.float32]))
+def test_the_woodbury_error_stays_within_its_bound(n, K, eta, seed, dtype):
+    Ft = features(n, K, seed).unsqueeze(0)
+    r = ridge_routes(Ft, eta, ridge_inverse_woodbury, woodbury_dtype=dtype)
+    error = (r.woodbury - r.stable).abs().amax((-1, -2)) * r.lam_min
+    assert bool((error <= r.woodbury_bound()).all())
+    solve = (r.solve - r.stable).abs().amax((-1, -2)) * r.lam_min
+    assert bool((solve <= 2 * r.stable_bound()).all())
+    eye = torch.eye(K, dtype=F64)
+    A = Ft[0].T @ Ft[0] + eta * eye
+    assert torch.allclose(r.stable[0] @ A, eye, atol=1e3 * float(r.kappa) * 2e-16)
+
+
+def test_a_wrong_woodbury_breaks_the_bound():
+    Ft = features(12, 16, 3).unsqueeze(0)
+    r = ridge_routes(Ft, 1e-2, third_party_code_ridge_inverse)
+    error = (r.woodbury - r.stable).abs().amax((-1, -2)) * r.lam_min
+    assert bool((error > 1e6 * r.woodbury_bound()).all())
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf])
+def test_routes_reject_a_bad_eta(bad):
+    with pytest.raises(ValueError, match="eta"):
+        ridge_routes(features(4, 3, 0), bad, ridge_inverse_woodbury)
+
+
+# --- similarity and pairs ----------------------------------------------------------------
+
+@settings(max_examples=30)
+@given(st.integers(2, 12), st.integers(2, 14), st.floats(-0.5, 0.8), st.integers(0, 2**31 - 1))
+def test_disjoint_pairs_are_disjoint_similar_and_greedy(n, K, threshold, seed):
+    cos = feature_cosines(features(n, K, seed))
+    pairs = disjoint_similar_pairs(cos, threshold)
+    nodes = pairs.flatten().tolist()
+    assert len(nodes) == len(set(nodes))                               # node-disjoint
+    values = cos[pairs[:, 0], pairs[:, 1]]
+    assert bool((values > threshold).all()) and bool((pairs[:, 0] < pairs[:, 1]).all())
+    assert bool((values[:-1] >= values[1:]).all())                     # chosen in order
+    free = sorted(set(range(K)) - set(nodes))
+    for a in free:                                                     # maximal
+        for b in free:
+            assert a == b or cos[a, b] <= threshold
+    upper = cos[torch.triu_indices(K, K, 1).unbind()]
+    if bool((upper > threshold).any()):
+        assert torch.isclose(values[0], upper.max())
+
+
+@settings(max_examples=20)
+@given(st.integers(2, 10), st.integers(2, 12), st.integers(1, 30), st.integers(0, 2**31 - 1))
+def test_top_pairs_have_the_largest_absolute_cosines(n, K, count, seed):
+    cos = feature_cosines(features(n, K, seed))
+    pairs = top_pairs(cos, count)
+    upper = cos[torch.triu_indices(K, K, 1).unbind()].abs()
+    chosen = cos[pairs[:, 0], pairs[:, 1]].abs()
+    assert len(pairs) == min(count, len(upper))
+    assert torch.allclose(chosen.sort().values, upper.topk(len(pairs)).values.sort().values)
+
+
+def test_cosines_are_symmetric_unit_on_the_diagonal_and_zero_for_a_dead_node():
+    Ft = features(6, 4, 1)
+    Ft[:, 2] = 0
+    cos = feature_cosines(Ft)
+    assert torch.allclose(cos, cos.T)
+    assert torch.allclose(cos.diagonal()[[0, 1, 3]], torch.ones(3, dtype=F64))
+    assert bool((cos[2] == 0).all())
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 500), st.data(), st.sampled_from([0.9, 0.95, 0.995]))
+def test_wilson_interval_matches_scipy(trials, data, level):
+    hits = data.draw(st.integers(0, trials))
+    lo, hi = wilson_interval(hits, trials, level)
+    ci = stats.binomtest(hits, trials).proportion_ci(confidence_level=level, method="wilson")
+    assert math.isclose(lo, ci.low, abs_tol=1e-12) and math.isclose(hi, ci.high, abs_tol=1e-12)
+    assert lo <= hits / trials <= hi
+
+
+@pytest.mark.parametrize("hits, trials, level", [(3, 2, 0.95), (0, 0, 0.95), (1, 2, 1.0)])
+def test_wilson_interval_rejects_bad_input(hits, trials, level):
+    with pytest.raises(ValueError):
+        wilson_interval(hits, trials, level)
+
+
+# --- checkpoints -------------------------------------------------------------------------
+
+@settings(max_examples=3)
+@given(st.integers(0, 2**31 - 1))
+def test_checkpoints_resume_exactly_and_the_features_are_centred(seed):
+    def trainer():
+        return GroupTrainer(build_group("Z5").table, Hyper.batch(seed=[seed, seed + 1],
+                                                                 eta=1e-2, lr=2e-2, p=0.6),
+                            TrainConfig(K=6, eval_every=2, diagnostics=()), dtype=F64)
+    a = checkpoint_features(trainer(), [2, 4, 7])
+    b = trainer()
+    b.train(7)
+    assert torch.equal(a[7], sample_centred_features(b))
+    assert torch.allclose(a[4].sum(1), torch.zeros(2, 6, dtype=F64), atol=1e-12)
+    with pytest.raises(ValueError, match="epochs"):
+        checkpoint_features(b, [3])
+
+
+def test_unequal_training_sizes_are_refused():
+    t = GroupTrainer(build_group("Z5").table, Hyper.batch(seed=[0, 1], p=[0.4, 0.6]),
+                     TrainConfig(K=4, diagnostics=()), dtype=F64)
+    with pytest.raises(ValueError, match="training sizes"):
+        sample_centred_features(t)
+
+
+def test_wilson_pooling_power_against_one_half():
+    """At 380 pairs the level-0.995 interval excludes 1/2 from a fraction of 0.6 on: the
+    quick run's sample size can tell repulsion from a coin."""
+    lo, _ = wilson_interval(int(0.6 * 380), 380, 0.995)
+    assert lo > 0.5 and np.isfinite(lo)
