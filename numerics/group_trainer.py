@@ -4,9 +4,21 @@ Model (§2.1, the author's ``ModularAdditionNN``, catalogue §6.2): input
 :math:`\mathbf x=[\mathbf e_{h_1};\mathbf e_{h_2}]`, output :math:`\beta\,\sigma(\mathbf x^\top
 W)V` with :math:`W\in\mathbb R^{2M\times K}`, :math:`V\in\mathbb R^{K\times M}`, no biases. The
 first layer is the gather :math:`W_{h_1}+W_{M+h_2}` and its backward an explicit
-``index_add_`` (autograd's backward of advanced indexing is several times slower); every
-activation buffer is allocated once (fresh buffers every step double the time); the loop makes
-no host synchronisation.
+``index_add_`` (autograd's backward of advanced indexing is several times slower).
+
+Speed (the step is bounded by its three top-layer GEMMs, each :math:`2nKM` flops, so what is
+avoided is memory traffic over the :math:`n\times K` activations): the gather-and-add is one
+``embedding_bag`` (bags of two rows) instead of two gathers and an add; the activation, its
+derivative and the gradients are written into buffers allocated once (the gather's output
+comes fresh, in pieces of at most 16 MiB on the CPU: glibc then serves them from its heap
+instead of mapping and zero-filling new pages every step); the samples of each configuration
+are sorted by pair, so the ``index_add_`` into the rows :math:`h_1` accumulates into one row at
+a time; losses and accuracies come from the forward pass's buffers; Adam and AdamW use torch's
+fused kernel (:mod:`numerics.optimizers`). The loop makes no host synchronisation. Matrix
+products run in full float32 during training (TF32 off on CUDA, restored afterwards), for
+verification. ``compile`` (off by default) compiles the fixed-shape gradient computation
+with ``torch.compile``; it is used on the epochs that record nothing beyond the training loss
+and accuracy (the others run the eager step, whose buffers the diagnostics read).
 
 Everything that varies between configurations sits on a leading batch axis ``B``
 (:class:`Hyper`): seed, data seed, weight decay :math:`\eta` (the optimiser's
@@ -42,16 +54,19 @@ group's own interval); all of them also at the last epoch.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from numerics.device import precision_flags, verification_precision
 from numerics.group_task import group_task
 from numerics.optimizers import BatchedOptimizer, OptimizerSpec
 from numerics.random import make_generator
@@ -62,6 +77,13 @@ LOSSES = ("mse_class", "mse_sample", "cross_entropy")
 ACTIVATIONS = ("x2", "relu", "silu")
 TOP_LAYERS = ("trained", "ridge")
 DEFAULT_DIAGNOSTICS = ("gradient", "gram", "energy", "updates")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_COMPILE_KEYS = ("mode", "backend", "fullgraph", "dynamic", "options")
+#: CPU: the gather's fresh output in pieces of at most this many bytes. glibc serves a block
+#: below its dynamic mmap threshold (which grows to at most 32 MiB) from its heap, so a fresh
+#: piece every step costs no page faults; a larger block is mapped, and zero-filled by the
+#: kernel, on every allocation.
+_PIECE_BYTES = 16 * 2**20
 
 _HYPER_DEFAULTS = {"eta": 0.0, "lr": 1e-3, "p": 0.4, "init_scale": 1.0, "top_init": 1.0,
                    "out_scale": 1.0}
@@ -246,6 +268,116 @@ def _scratch(buffer: torch.Tensor, *shape: int) -> torch.Tensor:
     return buffer.view(-1)[:math.prod(shape)].view(shape)
 
 
+@contextlib.contextmanager
+def full_float32() -> Iterator[None]:
+    """:func:`numerics.device.verification_precision` inside the block (TF32 off on CUDA: its
+    10-bit mantissa would put about :math:`10^{-3}` relative error into every product of a
+    verification run), the previous settings restored afterwards."""
+    flags = precision_flags()
+    verification_precision()
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(flags["float32_matmul_precision"])
+        torch.backends.cuda.matmul.allow_tf32 = flags["cuda_matmul_allow_tf32"]
+        torch.backends.cudnn.allow_tf32 = flags["cudnn_allow_tf32"]
+
+
+def _compile_options(compile: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``torch.compile`` keyword arguments from the trainer's ``compile`` argument."""
+    if compile is None:
+        return None
+    if isinstance(compile, str):
+        if compile not in COMPILE_MODES:
+            raise ValueError(f"compile: {compile!r} is not None, one of "
+                             f"{', '.join(COMPILE_MODES)}, or a dict of torch.compile options")
+        return {"mode": compile}
+    unknown = set(compile) - set(_COMPILE_KEYS)
+    if unknown:
+        raise ValueError(f"compile: unknown torch.compile options {sorted(unknown)}; allowed: "
+                         f"{', '.join(_COMPILE_KEYS)}")
+    return dict(compile)
+
+
+def _activate(pre: torch.Tensor, out: torch.Tensor, name: str) -> None:
+    r""":math:`\sigma(\mathrm{pre})` into ``out``."""
+    if name == "x2":
+        torch.square(pre, out=out)
+    elif name == "relu":
+        torch.clamp(pre, min=0, out=out)
+    else:
+        torch.sigmoid(pre, out=out)
+        out.mul_(pre)
+
+
+def _times_derivative(pre: torch.Tensor, grad: torch.Tensor, name: str) -> None:
+    r"""``grad`` :math:`\leftarrow` ``grad`` :math:`\odot\,\sigma'(\mathrm{pre})`, for x2 without
+    its factor 2 (the caller folds it into the smaller output gradient); silu overwrites
+    ``pre``."""
+    if name == "x2":
+        grad.mul_(pre)
+    elif name == "relu":
+        grad.mul_(pre > 0)
+    else:
+        # silu'(z) = s (1 + z (1 - s)), s = sigmoid(z)
+        s = torch.sigmoid(pre)
+        pre.addcmul_(pre, s, value=-1.0).add_(1.0)
+        grad.mul_(s).mul_(pre)
+
+
+def _functional_gradients(W: torch.Tensor, Vt: torch.Tensor, rows_left: torch.Tensor,
+                          rows_right: torch.Tensor, target: torch.Tensor, labels: torch.Tensor,
+                          weight: torch.Tensor, count: torch.Tensor, beta: torch.Tensor, *,
+                          activation: str, loss: str, scaled: bool
+                          ) -> tuple[torch.Tensor, ...]:
+    r"""Training loss, accuracy and gradients ``(B,), (B,), (B, 2M, K), (B, M, K)`` written
+    without buffers or in-place updates, for ``torch.compile`` (which fuses the gather, the
+    activation and its derivative into the neighbouring passes). The same mathematics as
+    the eager step; ``target`` is :math:`Y^\top` for the sample-centred and cross-entropy
+    losses and :math:`Y^\top-\tfrac1M` for ``mse_class``, ``labels`` the class indices."""
+    B, _, K = W.shape
+    m = weight.shape[1]
+    Wf = W.reshape(-1, K)
+    pre = (Wf[rows_left] + Wf[rows_right]).view(B, m, K)
+    if activation == "x2":
+        F = pre * pre
+    elif activation == "relu":
+        F = torch.relu(pre)
+    else:
+        F = torch.nn.functional.silu(pre)
+    Ot = torch.bmm(Vt, F.mT)
+    if scaled:
+        Ot = Ot * beta[:, None, None]
+    w, n = weight[:, None, :], count[:, None, None]
+    if loss == "cross_entropy":
+        logp = torch.log_softmax(Ot, dim=1)
+        value = -(logp * target).sum((1, 2)) / count
+        dOt = (logp.exp() - target) * (w / n)
+    else:
+        R = Ot - target
+        if loss == "mse_class":
+            R = R - R.mean(1, keepdim=True)
+        else:
+            R = R - (R * w).sum(-1, keepdim=True) / n
+        value = (R.square() * w).sum((1, 2)) / count
+        dOt = R * (w * (2 / n))
+    acc = ((torch.max(Ot, 1).indices == labels).to(W.dtype) * weight).sum(-1) / count
+    if scaled:
+        dOt = dOt * beta[:, None, None]
+    gV = torch.bmm(dOt, F)
+    dF = torch.bmm(dOt.mT, Vt)
+    if activation == "x2":
+        dpre = dF * (2 * pre)
+    elif activation == "relu":
+        dpre = dF * (pre > 0)
+    else:
+        s = torch.sigmoid(pre)
+        dpre = dF * (s * (1 + pre * (1 - s)))
+    dpre = dpre.reshape(B * m, K)
+    gW = torch.zeros_like(Wf).index_add(0, rows_left, dpre).index_add(0, rows_right, dpre)
+    return value, acc, gW.view_as(W), gV
+
+
 class GroupTrainer:
     """A batch of two-layer networks on one group task; :meth:`train` advances all of them.
 
@@ -253,12 +385,22 @@ class GroupTrainer:
     they share. Checkpoints: :meth:`save` / :meth:`load` (on the CPU a resumed run continues
     bit for bit as the uninterrupted one; CUDA's ``index_add_`` accumulates atomically, so
     there two runs agree to rounding unless ``torch.use_deterministic_algorithms(True)``).
+
+    ``compile``: ``None`` (eager, the default), a ``torch.compile`` mode (``"default"``,
+    ``"reduce-overhead"`` for CUDA graphs, ...) or a dict of ``torch.compile`` options
+    (``{"backend": "eager"}`` traces without generating code). Not with the ridge top layer.
+    A compiled run agrees with the eager one to rounding (its fused passes round once where
+    the eager ones round twice).
     """
 
     def __init__(self, table, hyper: Hyper, config: TrainConfig, *,
-                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> None:
+                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32,
+                 compile: str | Mapping[str, Any] | None = None) -> None:
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype: {dtype} must be torch.float32 or torch.float64")
+        options = _compile_options(compile)
+        if options is not None and config.top_layer == "ridge":
+            raise ValueError("compile: not available with top_layer='ridge'")
         self.device, self.dtype = torch.device(device), dtype
         self.hyper, self.config = hyper, config
         self.task = group_task(table, device=self.device)
@@ -272,12 +414,20 @@ class GroupTrainer:
                    * self._per(hyper.top_init)[:, None, None])
         self.beta = self._per(hyper.out_scale)
         self._scaled_output = any(b != 1 for b in hyper.out_scale)
-        m = self.train_set.size
-        self.pre = torch.empty(B, m, K, **opts)
+        S = self.train_set
+        m = S.size
         self.F = torch.empty(B, m, K, **opts)
         self.Ot = torch.empty(B, M, m, **opts)
         self.dOt = torch.empty(B, M, m, **opts)
-        self.Y = self._one_hot(self.train_set)
+        self.Y = self._one_hot(S)
+        # the loss's constants and its residual buffer
+        self._target = self.Y - 1.0 / M if config.loss == "mse_class" else self.Y
+        self._resid = torch.empty(B, M, m, **opts)
+        self._grad_scale = (S.weight * (2 / S.count)[:, None])[:, None, :]       # (B, 1, m)
+        self._mean_weights = (S.weight / S.count[:, None])[:, :, None]          # (B, m, 1)
+        # the gather: bags of two rows (h1, M + h2) of the (B 2M, K) view of W, in pieces
+        self._pairs = torch.stack((S.rows_left, S.rows_right), -1)              # (B m, 2)
+        self._pre_parts: list[torch.Tensor] = []
         self.gW = torch.empty_like(self.W)
         self.gV = torch.empty_like(self.Vt)
         self.params = {"W": self.W} if config.top_layer == "ridge" else {"W": self.W,
@@ -291,9 +441,11 @@ class GroupTrainer:
         self.epoch = 0
         self.history = History()
         self._recorded = -1
-        self._mask = torch.empty(B, m, K, dtype=torch.bool, device=self.device) \
-            if config.activation == "relu" else None
-        self._aux = torch.empty(B, m, K, **opts) if config.activation == "silu" else None
+        self._compiled = None if options is None else torch.compile(functools.partial(
+            _functional_gradients, rows_left=S.rows_left, rows_right=S.rows_right,
+            target=self._target, labels=S.target, weight=S.weight, count=S.count,
+            beta=self.beta, activation=config.activation, loss=config.loss,
+            scaled=self._scaled_output), **options)
 
     # --- set-up helpers -----------------------------------------------------------------------
 
@@ -309,27 +461,41 @@ class GroupTrainer:
         """:math:`V` (``(B, K, M)``), a view of the stored :math:`V^\\top`."""
         return self.Vt.mT
 
+    @property
+    def pre(self) -> torch.Tensor:
+        """:math:`XW` (``(B, m, K)``) at the last training forward pass (assembled from the
+        gather's pieces when there are several)."""
+        if not self._pre_parts:
+            self._train_forward()
+        B, m, K = self.F.shape
+        parts = self._pre_parts
+        return (parts[0] if len(parts) == 1 else torch.cat(parts)).view(B, m, K)
+
     # --- forward, loss, backward ---------------------------------------------------------------
 
-    def _forward(self, rows_left: torch.Tensor, rows_right: torch.Tensor, pre: torch.Tensor,
-                 F: torch.Tensor, Ot: torch.Tensor) -> None:
-        """``pre = X W`` (gathers), ``F = sigma(pre)``, ``Ot = beta V^T F^T``."""
-        B, m, K = pre.shape
-        Wf = self.W.view(-1, K)
-        torch.index_select(Wf, 0, rows_left, out=pre.view(B * m, K))
-        torch.index_select(Wf, 0, rows_right, out=F.view(B * m, K))
-        pre.add_(F)
-        name = self.config.activation
-        if name == "x2":
-            torch.square(pre, out=F)
-        elif name == "relu":
-            torch.clamp(pre, min=0, out=F)
-        else:
-            torch.sigmoid(pre, out=F)
-            F.mul_(pre)
+    def _piece_rows(self) -> int:
+        """Rows of the gather's output per piece: all on CUDA (its caching allocator reuses
+        the block), a bounded block on the CPU (see ``_PIECE_BYTES``)."""
+        if self.device.type != "cpu":
+            return self.F.shape[0] * self.F.shape[1]
+        return max(1, _PIECE_BYTES // (self.config.K * self.F.element_size()))
+
+    def _forward(self, pairs: torch.Tensor, F: torch.Tensor, Ot: torch.Tensor
+                 ) -> list[torch.Tensor]:
+        """``pre = X W`` (two-row bags, returned in pieces), ``F = sigma(pre)``,
+        ``Ot = beta V^T F^T``."""
+        B, m, K = F.shape
+        Wf, Ff = self.W.view(-1, K), F.view(-1, K)
+        step = self._piece_rows()
+        parts = []
+        for start in range(0, B * m, step):
+            pre = torch.nn.functional.embedding_bag(pairs[start:start + step], Wf, mode="sum")
+            _activate(pre, Ff[start:start + step], self.config.activation)
+            parts.append(pre)
         torch.bmm(self.Vt, F.mT, out=Ot)
         if self._scaled_output:
             Ot.mul_(self.beta[:, None, None])
+        return parts
 
     def _ridge_top_layer(self) -> None:
         r""":math:`V^\top \leftarrow Y_c^\top F(F^\top F+\lambda I)^{-1}` on the real samples,
@@ -346,67 +512,75 @@ class GroupTrainer:
             A = Fw.mT @ Fw + lam * torch.eye(K, dtype=self.dtype, device=self.device)
             self.Vt.copy_(torch.linalg.solve(A, Fw.mT @ Yc).mT)
 
-    def _loss(self, Ot: torch.Tensor, Y: torch.Tensor, S: SampleSet,
-              grad: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Loss and accuracy per configuration; :math:`\\partial L/\\partial O^\\top` into
-        ``grad`` when given. Padding columns carry weight 0."""
-        w, n = S.weight[:, None, :], S.count
-        M, kind = self.task.M, self.config.loss
+    def _accuracy(self, Ot: torch.Tensor, target: torch.Tensor, weight: torch.Tensor
+                  ) -> torch.Tensor:
+        """Weighted count of samples whose largest output (the first, on ties, like
+        ``argmax``) is the label; ``torch.max`` along the class axis is faster than
+        ``argmax`` there."""
+        hit = torch.max(Ot, 1).indices == target
+        return (hit.to(self.dtype) * weight).sum(-1)
+
+    def _train_loss(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Training loss and accuracy per configuration, :math:`\\partial L/\\partial O^\\top`
+        into ``dOt``. Padding columns carry weight 0."""
+        S, Ot, R, G = self.train_set, self.Ot, self._resid, self.dOt
+        n, kind = S.count, self.config.loss
         if kind == "cross_entropy":
             logp = torch.log_softmax(Ot, dim=1)
-            loss = -(logp * Y).sum((1, 2)) / n
-            if grad is not None:
-                torch.sub(logp.exp_(), Y, out=grad)
-                grad.mul_(w / n[:, None, None])
+            loss = -(logp * self.Y).sum((1, 2)) / n
+            torch.sub(logp.exp_(), self.Y, out=G)
+            G.mul_(self._grad_scale * 0.5)                      # w / n
         else:
+            torch.sub(Ot, self._target, out=R)
             if kind == "mse_class":
-                r = Ot - Ot.mean(1, keepdim=True) - (Y - 1.0 / M)
+                R.sub_(Ot.mean(1, keepdim=True))
             else:
-                r = Ot - Y
-                r.sub_((r * w).sum(-1, keepdim=True) / n[:, None, None])
-            loss = (r.square().sum(1) * S.weight).sum(-1) / n
-            if grad is not None:
-                torch.mul(r, w * (2 / n)[:, None, None], out=grad)
-        correct = (Ot.argmax(1) == S.target).to(self.dtype)
-        return loss, (correct * S.weight).sum(-1) / n
+                R.sub_(torch.bmm(R, self._mean_weights))        # the weighted sample mean
+            torch.mul(R, self._grad_scale, out=G)               # 2 w r / n
+            # (1/n) sum_i w_i |r_i|^2 = (1/2) sum R * G, the residual buffer is free now (a
+            # BLAS dot product would be faster but sums 10^5 terms in a row: 10x the error)
+            loss = 0.5 * R.mul_(G).sum((1, 2))
+        return loss, self._accuracy(Ot, S.target, S.weight) / n
 
     def _backward(self) -> None:
         """Gradients of the training loss into ``gW``, ``gV`` from ``dOt`` (overwrites ``F``)."""
-        dOt, F, pre = self.dOt, self.F, self.pre
+        dOt, F = self.dOt, self.F
+        name = self.config.activation
         if self._scaled_output:
             dOt.mul_(self.beta[:, None, None])
         if self.config.top_layer == "trained":
             torch.bmm(dOt, F, out=self.gV)
-        name = self.config.activation
         if name == "x2":
             dOt.mul_(2.0)       # sigma'(z) = 2 z: the 2 is folded into the small factor
         torch.bmm(dOt.mT, self.Vt, out=F)                             # dL/dF
-        if name == "x2":
-            F.mul_(pre)
-        elif name == "relu":
-            torch.gt(pre, 0, out=self._mask)
-            F.mul_(self._mask)
-        else:
-            # silu'(z) = s (1 + z (1 - s)), s = sigmoid(z); pre is not needed afterwards
-            s = torch.sigmoid(pre, out=self._aux)
-            pre.addcmul_(pre, s, value=-1.0).add_(1.0)
-            F.mul_(s).mul_(pre)
         B, m, K = F.shape
+        dF = F.view(B * m, K)
+        start = 0
+        for pre in self._pre_parts:
+            stop = start + pre.shape[0]
+            _times_derivative(pre, dF[start:stop], name)
+            start = stop
         gWf = self.gW.view(-1, K)
         gWf.zero_()
-        dF = F.view(B * m, K)
         gWf.index_add_(0, self.train_set.rows_left, dF)
         gWf.index_add_(0, self.train_set.rows_right, dF)
 
     def _train_forward(self) -> tuple[torch.Tensor, torch.Tensor]:
-        S = self.train_set
-        self._forward(S.rows_left, S.rows_right, self.pre, self.F, self.Ot)
+        self._pre_parts = self._forward(self._pairs, self.F, self.Ot)
         if self.config.top_layer == "ridge":
             self._ridge_top_layer()
             torch.bmm(self.Vt, self.F.mT, out=self.Ot)
             if self._scaled_output:
                 self.Ot.mul_(self.beta[:, None, None])
-        return self._loss(self.Ot, self.Y, S, self.dOt)
+        return self._train_loss()
+
+    def _compiled_step_gradients(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Loss, accuracy and gradients (into ``gW``, ``gV``) from the compiled function; the
+        outputs are copied out (CUDA graphs reuse their output memory on the next call)."""
+        loss, acc, gW, gV = self._compiled(self.W, self.Vt)
+        self.gW.copy_(gW)
+        self.gV.copy_(gV)
+        return loss.clone(), acc.clone()
 
     def set_weights(self, W: torch.Tensor, V: torch.Tensor) -> None:
         r"""Copy in :math:`W` (``(B, 2M, K)``) and :math:`V` (``(B, K, M)``), e.g. a stored
@@ -416,21 +590,23 @@ class GroupTrainer:
 
     def forward_snapshot(self) -> Snapshot:
         """The training forward pass at the current weights, for diagnostics of one's own."""
-        self._train_forward()
+        with full_float32():
+            self._train_forward()
         return self._snapshot()
 
     def gradients(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         r"""Training loss ``(B,)`` and its gradients in :math:`W` (``(B, 2M, K)``) and
         :math:`V` (``(B, K, M)``) at the current weights, without weight decay; no step."""
-        loss, _ = self._train_forward()
-        self._backward()
+        with full_float32():
+            loss, _ = self._train_forward()
+            self._backward()
         return loss, self.gW.clone(), self.gV.mT.clone()
 
     # --- evaluation ----------------------------------------------------------------------------
 
     def _test_metrics(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Loss and accuracy on each configuration's test pairs, in chunks that reuse the
-        training buffers (no extra ``n x K`` memory)."""
+        training buffers (no extra ``n x K`` memory beyond the gather's pieces)."""
         S, m, B = self.test_set, self.train_set.size, len(self.hyper)
         M, K = self.task.M, self.config.K
         sq = torch.zeros(B, dtype=self.dtype, device=self.device)
@@ -440,10 +616,9 @@ class GroupTrainer:
         for start in range(0, S.size, m):
             stop = min(start + m, S.size)
             c = stop - start
-            pre, F = _scratch(self.pre, B, c, K), _scratch(self.F, B, c, K)
-            Ot = _scratch(self.Ot, B, M, c)
-            self._forward(rows_l[:, start:stop].reshape(-1), rows_r[:, start:stop].reshape(-1),
-                          pre, F, Ot)
+            F, Ot = _scratch(self.F, B, c, K), _scratch(self.Ot, B, M, c)
+            pairs = torch.stack((rows_l[:, start:stop], rows_r[:, start:stop]), -1)
+            self._forward(pairs.view(B * c, 2), F, Ot)
             w = S.weight[:, start:stop]
             target = S.target[:, start:stop]
             Y = torch.nn.functional.one_hot(target, M).to(self.dtype).mT * w[:, None, :]
@@ -456,7 +631,7 @@ class GroupTrainer:
                 r = (Ot - Y) * w[:, None, :]
                 sq += r.square().sum((1, 2))
                 sum_r += r.sum(-1)
-            correct += ((Ot.argmax(1) == target).to(self.dtype) * w).sum(-1)
+            correct += self._accuracy(Ot, target, w)
         n = S.count
         loss = sq / n
         if self.config.loss == "mse_sample":
@@ -482,6 +657,16 @@ class GroupTrainer:
                         gram_nodes=c.gram_nodes, gram_samples=c.gram_samples,
                         spectrum_top=c.spectrum_top)
 
+    def _deltas_needed(self, step: int, end: int) -> bool:
+        """Whether step ``step`` (which makes epoch ``step``) must keep its change: the
+        ``updates`` group at epoch :math:`t` reads the changes of steps :math:`t` and
+        :math:`t-1`; it runs at multiples of its interval and at a run's last epoch (the last
+        two steps of every call keep theirs, so a resumed run finds them in the checkpoint)."""
+        if "updates" not in self.config.diagnostics:
+            return False
+        every = self.config.every("updates")
+        return step % every in (0, every - 1) or step >= end - 1
+
     def train(self, epochs: int, *, record_last: bool = True) -> History:
         """Take ``epochs`` full-batch steps on every configuration; returns the history.
 
@@ -493,6 +678,10 @@ class GroupTrainer:
         """
         if epochs < 0:
             raise ValueError(f"epochs: {epochs} must be >= 0")
+        with full_float32():
+            return self._train(epochs, record_last)
+
+    def _train(self, epochs: int, record_last: bool) -> History:
         c, end = self.config, self.epoch + epochs
         while True:
             t = self.epoch
@@ -505,22 +694,26 @@ class GroupTrainer:
                 test_loss, test_acc = self._test_metrics()
                 self.history.add("test_loss", t, test_loss)
                 self.history.add("test_acc", t, test_acc)
-            if not last or do_train:
+            eager = last or do_eval or groups or self._compiled is None
+            if eager and (not last or do_train):
                 loss, acc = self._train_forward()
-                if do_train:
-                    self.history.add("train_loss", t, loss)
-                    self.history.add("train_acc", t, acc)
                 if groups:
                     for name, value in compute(groups, self._snapshot()).items():
                         self.history.add(name, t, value)
+            elif not last:
+                loss, acc = self._compiled_step_gradients()
             if do_train:
+                self.history.add("train_loss", t, loss)
+                self.history.add("train_acc", t, acc)
                 self._recorded = t
             if last:
                 return self.history
-            self._backward()
+            if eager:
+                self._backward()
             k = self.optimizer.steps
-            self.optimizer.step(self.params, self.grads,
-                                {name: buf[k % 2] for name, buf in self.deltas.items()})
+            step_deltas = ({name: buf[k % 2] for name, buf in self.deltas.items()}
+                           if self._deltas_needed(k + 1, end) else None)
+            self.optimizer.step(self.params, self.grads, step_deltas)
             self.epoch += 1
 
     # --- checkpoints ---------------------------------------------------------------------------

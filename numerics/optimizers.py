@@ -20,6 +20,14 @@ copying weights. The formulas follow ``torch.optim`` (single-tensor path) term b
 
 State is a flat ``dict`` of tensors plus the step count, so a checkpoint is
 ``state_dict()`` and a resumed run continues bit for bit.
+
+Speed: Adam and AdamW take torch's fused kernel (``torch._fused_adam_`` /
+``torch._fused_adamw_``, one pass over parameter, gradient and both moments, the kernel of
+``torch.optim.Adam(fused=True)``) where the device and dtype have it, one call per run of
+consecutive configurations that share learning rate and weight decay; the change
+:math:`\Delta p` is then :math:`p_{t}-p_{t-1}` (two extra passes), computed only for the
+parameters the caller asks it for. Elsewhere (and with ``fused=False``) the step is written
+out in elementwise ops as above.
 """
 from __future__ import annotations
 
@@ -61,18 +69,56 @@ def _per_config(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return x.reshape(-1, *([1] * (like.dim() - 1)))
 
 
+def _runs(lr: torch.Tensor, wd: torch.Tensor) -> list[tuple[int, int, float, float]]:
+    """Maximal runs ``(start, stop, lr, wd)`` of consecutive configurations with equal
+    learning rate and weight decay (one host read, at construction)."""
+    pairs = list(zip(lr.tolist(), wd.tolist()))
+    runs: list[tuple[int, int, float, float]] = []
+    for b, pair in enumerate(pairs):
+        if runs and (runs[-1][2], runs[-1][3]) == pair:
+            runs[-1] = (runs[-1][0], b + 1, *pair)
+        else:
+            runs.append((b, b + 1, *pair))
+    return runs
+
+
+_FUSED_SUPPORT: dict[tuple[str, torch.dtype], bool] = {}
+
+
+def fused_adam_available(device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether torch's fused Adam kernel runs on ``device`` in ``dtype`` (probed once on a
+    one-element tensor; older torch builds have no CPU kernel)."""
+    key = (torch.device(device).type, dtype)
+    if key not in _FUSED_SUPPORT:
+        p = torch.zeros(1, device=device, dtype=dtype)
+        try:
+            torch._fused_adam_([p], [torch.ones_like(p)], [torch.zeros_like(p)],
+                               [torch.zeros_like(p)], [], [torch.ones((), device=device)],
+                               lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8,
+                               amsgrad=False, maximize=False)
+            _FUSED_SUPPORT[key] = bool(torch.isfinite(p).all())
+        except (AttributeError, RuntimeError, NotImplementedError):
+            _FUSED_SUPPORT[key] = False
+    return _FUSED_SUPPORT[key]
+
+
 class BatchedOptimizer:
     r"""One optimiser over named batched parameters (``W``: ``(B, 2M, K)``, ``V``).
 
     ``step(params, grads, deltas)`` updates ``params`` in place and leaves
-    :math:`\Delta p` in ``deltas``; ``lr`` and ``wd`` are ``(B,)`` tensors on the parameters'
-    device and dtype. Muon needs a parameter named ``W`` (the hidden layer).
+    :math:`\Delta p` in ``deltas[name]`` for each name ``deltas`` holds (``None``: none);
+    ``lr`` and ``wd`` are ``(B,)`` tensors on the parameters' device and dtype. Muon needs a
+    parameter named ``W`` (the hidden layer). ``fused``: use torch's fused Adam kernel where it
+    exists (``None``, the default) or never (``False``); the two agree to rounding.
+    ``step`` may overwrite ``grads``.
     """
 
     def __init__(self, spec: OptimizerSpec, params: Mapping[str, torch.Tensor],
-                 lr: torch.Tensor, wd: torch.Tensor) -> None:
+                 lr: torch.Tensor, wd: torch.Tensor, *, fused: bool | None = None) -> None:
         if spec.name == "muon" and "W" not in params:
             raise ValueError("params: muon needs the hidden layer under the name 'W'")
+        if fused not in (None, False):
+            raise ValueError(f"fused: {fused!r} must be None (where available) or False")
         self.spec = spec
         self.lr = lr
         self.wd = wd
@@ -81,6 +127,14 @@ class BatchedOptimizer:
         for name, p in params.items():
             for slot in self._slots(name):
                 self.state[f"{name}.{slot}"] = torch.zeros_like(p)
+        self._fused = [name for name, p in params.items()
+                       if self._kind(name) in ("adam", "adamw") and fused is None
+                       and p.is_contiguous() and fused_adam_available(p.device, p.dtype)]
+        self._runs = _runs(lr, wd) if self._fused else []
+        device = next(iter(params.values())).device
+        # the fused kernel reads the step count from a tensor (float32, as torch.optim keeps it)
+        self._step_count = torch.zeros((), device=device)
+        self._scratch: dict[str, torch.Tensor] = {}
 
     def _kind(self, name: str) -> str:
         if self.spec.name == "muon":
@@ -92,12 +146,27 @@ class BatchedOptimizer:
                 "muon": ("momentum",)}[self._kind(name)]
 
     def step(self, params: Mapping[str, torch.Tensor], grads: Mapping[str, torch.Tensor],
-             deltas: Mapping[str, torch.Tensor]) -> None:
+             deltas: Mapping[str, torch.Tensor] | None = None) -> None:
         self.steps += 1
+        deltas = deltas or {}
+        fused = [name for name in self._fused if name in params]
+        if fused:
+            for name in fused:
+                if name in deltas:
+                    deltas[name].copy_(params[name])
+            self._fused_adam(fused, params, grads)
+            for name in fused:
+                if name in deltas:
+                    torch.sub(params[name], deltas[name], out=deltas[name])
         for name, p in params.items():
+            if name in fused:
+                continue
             kind = self._kind(name)
             lr, wd = _per_config(self.lr, p), _per_config(self.wd, p)
-            g, out = grads[name], deltas[name]
+            g = grads[name]
+            out = deltas.get(name)
+            if out is None:
+                out = self._scratch.setdefault(name, torch.empty_like(p))
             if kind == "sgd":
                 self._sgd(name, p, g, lr, wd, out)
             elif kind == "muon":
@@ -105,6 +174,22 @@ class BatchedOptimizer:
             else:
                 self._adam(name, p, g, lr, wd, out, decoupled=kind == "adamw")
             p.add_(out)
+
+    def _fused_adam(self, names: list[str], params: Mapping[str, torch.Tensor],
+                    grads: Mapping[str, torch.Tensor]) -> None:
+        """One fused kernel call per run of configurations sharing ``lr`` and ``wd``; every
+        fused parameter has the same kind (Adam for both, or AdamW for both)."""
+        kernel = (torch._fused_adamw_ if self._kind(names[0]) == "adamw"
+                  else torch._fused_adam_)
+        b1, b2 = self.spec.betas
+        self._step_count.fill_(self.steps)
+        for start, stop, lr, wd in self._runs:
+            kernel([params[n][start:stop] for n in names],
+                   [grads[n][start:stop] for n in names],
+                   [self.state[f"{n}.m"][start:stop] for n in names],
+                   [self.state[f"{n}.v"][start:stop] for n in names],
+                   [], [self._step_count] * len(names), lr=lr, beta1=b1, beta2=b2,
+                   weight_decay=wd, eps=self.spec.eps, amsgrad=False, maximize=False)
 
     def _sgd(self, name, p, g, lr, wd, out) -> None:
         buf = self.state[f"{name}.momentum"]

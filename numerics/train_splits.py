@@ -6,8 +6,11 @@ keeps :math:`n_b = M^2 - \lceil (1 - p_b) M^2\rceil` training pairs (scikit-lear
 ``train_test_split(test_size = 1 - p)`` count, used by the author's code: :math:`p = 0.4`,
 :math:`M = 71` gives :math:`n = 2016`): the first :math:`n_b` entries of
 ``torch.randperm(M^2)`` drawn from a CPU generator seeded with the configuration's data seed,
-the rest are its test pairs. This is exactly the third party's split (catalogue §7.1); the
-author's split (scikit-learn's shuffle) differs in which pairs, not in how many.
+the rest are its test pairs. These are exactly the third party's sets (catalogue §7.1); the
+author's split (scikit-learn's shuffle) differs in which pairs, not in how many. Each set is
+stored sorted by sample number (the loss is a sum over samples, so the order changes nothing
+but rounding), which makes the rows :math:`h_1` of consecutive samples equal: the trainer's
+gathers and scatter-adds over them then stay in cache.
 
 Configurations with different :math:`p` have different :math:`n_b`: each set is padded to the
 largest, padding rows carry weight 0 and point at sample 0.
@@ -91,6 +94,6 @@ def random_splits(task: GroupTask, ratios: Sequence[float], data_seeds: Sequence
     for p, s in zip(ratios, data_seeds):
         n = train_count(task.M, p)
         perm = torch.randperm(task.M * task.M, generator=make_generator(int(s)))
-        train.append(perm[:n])
-        test.append(perm[n:])
+        train.append(perm[:n].sort().values)
+        test.append(perm[n:].sort().values)
     return _sample_set(task, train, dtype), _sample_set(task, test, dtype)

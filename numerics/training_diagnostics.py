@@ -38,7 +38,7 @@ Groups (:data:`GROUPS`):
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -80,14 +80,6 @@ def _stride(size: int, keep: int | None) -> slice:
     return slice(None) if keep is None or keep >= size else slice(None, None, -(-size // keep))
 
 
-def _diag_off_ratio(G: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """Mean |off-diagonal| over mean |diagonal| of ``G`` over its valid rows and columns."""
-    A = G.abs() * (valid[:, None] * valid[None, :])
-    diag = A.diagonal().sum()
-    k = valid.sum()
-    return ((A.sum() - diag) / (k * (k - 1))) / (diag / k)
-
-
 def _one_config(s: Snapshot, fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], dict]
                 ) -> dict[str, torch.Tensor]:
     """``fn(F_b, w_b, n_b)`` for each configuration (weighted ``F_b``, ``m x K``), stacked: the
@@ -100,16 +92,89 @@ def _one_config(s: Snapshot, fn: Callable[[torch.Tensor, torch.Tensor, torch.Ten
     return {k: torch.stack(v) for k, v in out.items()}
 
 
+def _centred_residual(s: Snapshot) -> torch.Tensor:
+    r""":math:`(P_1^\perp(Y-\hat Y))^\top` on the real samples (``(B, M, m)``, 0 on padding)."""
+    w = s.train.weight[:, None, :]
+    R = (s.Y - s.Ot) * w
+    return (R - R.sum(-1, keepdim=True) / s.train.count[:, None, None]) * w
+
+
 def gradient(s: Snapshot) -> dict[str, torch.Tensor]:
-    return {"gf_norm": torch.linalg.vector_norm(backprop_gradient(s), dim=(-2, -1))}
+    r""":math:`\|G_F\|_F` with :math:`G_F=R V^\top`, :math:`R=P_1^\perp(Y-\hat Y)`, from
+    :math:`\|RV^\top\|_F^2=\langle R^\top R, V^\top V\rangle_F`: two :math:`M\times M` Grams
+    (:math:`O(M^2(n+K))`) instead of the :math:`n\times K` product (:math:`O(nMK)`)."""
+    R = _centred_residual(s)
+    square = ((R @ R.mT) * (s.Vt @ s.Vt.mT)).sum((-2, -1))
+    # the inner product of two positive semi-definite matrices is >= 0; rounding may not be
+    return {"gf_norm": square.clamp(min=0).sqrt()}
 
 
 def backprop_gradient(s: Snapshot) -> torch.Tensor:
     r""":math:`G_F=P_1^\perp(Y-\hat Y)V^\top` on the real samples (``(B, m, K)``, 0 on padding)."""
-    w = s.train.weight[:, None, :]
-    R = (s.Y - s.Ot) * w
-    R = (R - R.sum(-1, keepdim=True) / s.train.count[:, None, None]) * w
-    return R.mT @ s.Vt
+    return _centred_residual(s).mT @ s.Vt
+
+
+#: the symmetric Grams are built from the blocks on and above the diagonal of a
+#: ``_GRAM_BLOCKS x _GRAM_BLOCKS`` partition: (b + 1) / (2 b) of the full product's flops
+_GRAM_BLOCKS = 4
+
+
+def _upper_blocks(A: torch.Tensor) -> Iterator[tuple[slice, slice, torch.Tensor]]:
+    """``(I, J, A[I] @ A[J]^T)`` for the row blocks ``I <= J`` of ``A``: the blocks on and
+    above the diagonal of the symmetric :math:`AA^\top`."""
+    r = A.shape[0]
+    size = -(-r // _GRAM_BLOCKS)
+    cuts = [slice(i, min(i + size, r)) for i in range(0, r, size)]
+    for a, I in enumerate(cuts):
+        for J in cuts[a:]:
+            yield I, J, A[I] @ A[J].T
+
+
+def _ftf_ratio(Ft: torch.Tensor) -> torch.Tensor:
+    r"""Mean :math:`|\cdot|` off the diagonal over mean :math:`|\cdot|` on it of
+    :math:`\tilde F^\top\tilde F` (``Ft``: ``m x k``), from the upper blocks."""
+    k = Ft.shape[1]
+    total = diag = Ft.new_zeros(())
+    for I, J, G in _upper_blocks(Ft.T):
+        total = total + (1 if I == J else 2) * G.abs_().sum()
+        if I == J:
+            diag = diag + G.diagonal().sum()
+    return ((total - diag) / (k * (k - 1))) / (diag / k)
+
+
+def _fft_stats(Fr: torch.Tensor, valid: torch.Tensor, mean_row: torch.Tensor
+               ) -> dict[str, torch.Tensor]:
+    r"""``fft_ratio`` and ``fft_dist`` of the rows ``Fr`` (weighted; padding rows are 0 and
+    ``valid`` 0), from the upper blocks of :math:`FF^\top`. :math:`P_1^\perp FF^\top` is
+    :math:`FF^\top-\mathbf 1\mathbf c^\top` with :math:`c_j=\mathbf f_j^\top\bar{\mathbf
+    f}`, so a block :math:`(I,J)` of :math:`FF^\top` gives both its blocks :math:`(I,J)` and
+    (transposed) :math:`(J,I)`. The fit :math:`(a-b)I+b\mathbf 1\mathbf 1^\top` has :math:`a`
+    the mean diagonal entry and :math:`b` the mean off-diagonal one, both from :math:`F`
+    directly (:math:`\operatorname{tr}FF^\top=\sum_i\|\mathbf f_i\|^2`,
+    :math:`\mathbf 1^\top FF^\top\mathbf 1=\|F^\top\mathbf 1\|^2`), so each block's misfit is
+    summed as it comes (masked sums are :math:`v_I^\top|X|v_J`)."""
+    c = Fr @ mean_row
+    k = valid.sum()
+    trace = Fr.square().sum()
+    a = trace / k
+    b = (Fr.sum(0).square().sum() - trace) / (k * (k - 1))
+    abs_total = abs_diag = misfit = norm = Fr.new_zeros(())
+    for I, J, R in _upper_blocks(Fr):
+        vI, vJ = valid[I], valid[J]
+        abs_total = abs_total + vI @ (R - c[J]).abs_() @ vJ
+        D = R - b
+        if I == J:
+            d = R.diagonal()
+            abs_diag = abs_diag + ((d - c[I]).abs() * vI).sum()
+            D.diagonal().sub_(a - b)
+            twice = 1
+        else:
+            abs_total = abs_total + vI @ (R - c[I][:, None]).abs_() @ vJ
+            twice = 2
+        misfit = misfit + twice * (vI @ D.square_() @ vJ)
+        norm = norm + twice * R.square().sum()
+    return {"fft_ratio": ((abs_total - abs_diag) / (k * (k - 1))) / (abs_diag / k),
+            "fft_dist": (misfit / norm).sqrt()}
 
 
 def gram(s: Snapshot) -> dict[str, torch.Tensor]:
@@ -119,18 +184,8 @@ def gram(s: Snapshot) -> dict[str, torch.Tensor]:
     def one(Fw: torch.Tensor, w: torch.Tensor, n: torch.Tensor) -> dict[str, torch.Tensor]:
         mean_row = Fw.sum(0) / n                                  # (1/n) 1^T F
         Ft = (Fw - mean_row) * w[:, None]
-        ftf = Ft[:, nodes].T @ Ft[:, nodes]
-        Fr, valid = Fw[rows], w[rows]
-        raw = Fr @ Fr.T
-        centred = raw - (Fr @ mean_row)[None, :]                  # P FF^T on rows x rows
-        k = valid.sum()
-        mask = valid[:, None] * valid[None, :]
-        a = raw.diagonal().sum() / k
-        b = ((raw * mask).sum() - a * k) / (k * (k - 1))
-        ideal = ((a - b) * torch.eye(len(valid), dtype=raw.dtype, device=raw.device) + b) * mask
-        return {"ftf_ratio": _diag_off_ratio(ftf, torch.ones_like(ftf[0])),
-                "fft_ratio": _diag_off_ratio(centred, valid),
-                "fft_dist": torch.linalg.vector_norm(ideal - raw) / torch.linalg.vector_norm(raw)}
+        return {"ftf_ratio": _ftf_ratio(Ft[:, nodes]),
+                **_fft_stats(Fw[rows], w[rows], mean_row)}
 
     return _one_config(s, one)
 
@@ -146,20 +201,19 @@ def spectrum(s: Snapshot) -> dict[str, torch.Tensor]:
     return _one_config(s, one)
 
 
-def _class_projection(s: Snapshot, Fw: torch.Tensor) -> torch.Tensor:
-    r""":math:`\tilde Y^\top F` (``(B, M, K)``) from ``Fw`` (rows already weighted): sums by
-    target class minus the class frequencies times :math:`\mathbf 1^\top F`."""
+def _class_projection(s: Snapshot, F: torch.Tensor) -> torch.Tensor:
+    r""":math:`\tilde Y^\top F` (``(B, M, K)``) on the real samples: sums by target class (the
+    one-hot ``Y`` is 0 on padding) minus the class frequencies times :math:`\mathbf 1^\top F`
+    (weighted, so padding rows of ``F`` do not count)."""
     freq = s.Y.sum(-1, keepdim=True) / s.train.count[:, None, None]  # (B, M, 1): n_m / n
-    return s.Y @ Fw - freq * Fw.sum(1, keepdim=True)
+    return s.Y @ F - freq * (s.train.weight[:, None, :] @ F)
 
 
 def energy(s: Snapshot) -> dict[str, torch.Tensor]:
-    w = _w(s)
     act = activation(s.activation)
     norm = torch.linalg.vector_norm(s.W, dim=1)                     # (B, K)
-    raw = 0.5 * _class_projection(s, s.F * w).square().sum(1)
-    on_sphere = act(s.pre / norm[:, None, :]) * w
-    sphere = 0.5 * _class_projection(s, on_sphere).square().sum(1)
+    raw = 0.5 * _class_projection(s, s.F).square().sum(1)
+    sphere = 0.5 * _class_projection(s, act(s.pre / norm[:, None, :])).square().sum(1)
     return {"node_energy": raw, "node_energy_sphere": sphere, "node_norm": norm}
 
 
@@ -187,7 +241,7 @@ def label_direction(s: Snapshot) -> torch.Tensor:
     r""":math:`H=\tilde Y\tilde Y^\top\tilde F` on the real samples (``(B, m, K)``): row
     :math:`i` is :math:`Z_{y_i}-\bar{\mathbf y}^\top Z` with :math:`Z=\tilde Y^\top F`."""
     w = _w(s)
-    Z = _class_projection(s, s.F * w)                                # (B, M, K)
+    Z = _class_projection(s, s.F)                                    # (B, M, K)
     freq = s.Y.sum(-1, keepdim=True) / s.train.count[:, None, None]  # (B, M, 1)
     return (s.Y.mT @ Z - (freq * Z).sum(1, keepdim=True)) * w
 

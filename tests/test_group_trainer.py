@@ -10,12 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
+from numerics.device import precision_flags
 from numerics.group_task import group_energy, group_task
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig, _init_weights
-from numerics.optimizers import BatchedOptimizer, OptimizerSpec
+from numerics.group_trainer import (
+    GroupTrainer,
+    Hyper,
+    TrainConfig,
+    _functional_gradients,
+    _init_weights,
+    full_float32,
+)
+from numerics.optimizers import BatchedOptimizer, OptimizerSpec, fused_adam_available
 from numerics.polar import newton_schulz
 from numerics.random import make_generator
 from numerics.train_splits import train_count
+from numerics.training_diagnostics import gram
 from verify.named_groups import build_group
 
 SEEDS = st.integers(0, 2**31 - 1)
@@ -68,22 +77,41 @@ def test_gradients_match_autograd_of_the_dense_model(group, K, loss, act, ps, se
     torch.testing.assert_close(loss_value, L.detach(), rtol=1e-12, atol=1e-14)
     torch.testing.assert_close(dW, gW, rtol=1e-10, atol=1e-13)
     torch.testing.assert_close(dV.mT, gVt, rtol=1e-10, atol=1e-13)
+    # the buffer-free form that compile=... compiles, run eagerly
+    S = tr.train_set
+    f_loss, f_acc, f_gW, f_gV = _functional_gradients(
+        tr.W, tr.Vt, S.rows_left, S.rows_right, tr._target, S.target, S.weight, S.count, tr.beta,
+        activation=act, loss=loss, scaled=True)
+    torch.testing.assert_close(f_loss, L.detach(), rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(f_gW, gW, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(f_gV, gVt, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(f_acc, tr._train_loss()[1], rtol=0, atol=0)
 
 
-@settings(max_examples=12)
-@given(st.sampled_from(("sgd", "adam", "adamw")), SEEDS)
-def test_optimizers_match_torch_optim(name, seed):
+@settings(max_examples=16)
+@given(st.sampled_from(("sgd", "adam", "adamw")), st.sampled_from((None, False)),
+       st.lists(st.sampled_from(((1e-3, 0.0), (5e-3, 1e-2), (2e-2, 0.3))), min_size=1,
+                max_size=4), SEEDS)
+def test_optimizers_match_torch_optim(name, fused, configs, seed):
+    """Both Adam paths (torch's fused kernel, per run of equal (lr, wd), and the written-out
+    one) follow torch.optim; the change left in ``deltas`` is the parameter's change."""
     g = make_generator(seed)
-    B, steps = 3, 4
-    lr = torch.tensor([1e-3, 5e-3, 2e-2], dtype=torch.float64)
-    wd = torch.tensor([0.0, 1e-2, 0.3], dtype=torch.float64)
+    B, steps = len(configs), 4
+    lr = torch.tensor([c[0] for c in configs], dtype=torch.float64)
+    wd = torch.tensor([c[1] for c in configs], dtype=torch.float64)
     p0 = torch.randn(B, 4, 5, generator=g, dtype=torch.float64)
     grads = [torch.randn(B, 4, 5, generator=g, dtype=torch.float64) for _ in range(steps)]
     p = p0.clone()
-    opt = BatchedOptimizer(OptimizerSpec(name), {"W": p}, lr, wd)
+    opt = BatchedOptimizer(OptimizerSpec(name), {"W": p}, lr, wd, fused=fused)
+    assert bool(opt._fused) == (name != "sgd" and fused is None
+                                and fused_adam_available(p.device, p.dtype))
     delta = torch.empty_like(p)
     for s in range(steps):
-        opt.step({"W": p}, {"W": grads[s].clone()}, {"W": delta})
+        before = p.clone()
+        opt.step({"W": p}, {"W": grads[s].clone()}, {"W": delta} if s % 2 else None)
+        if s % 2:
+            # one rounding apart: the update as computed vs the difference of the stored p
+            torch.testing.assert_close(delta, p - before, rtol=1e-12, atol=1e-15)
     for b in range(B):
         q = p0[b].clone().requires_grad_(True)
         kw = {"lr": float(lr[b]), "weight_decay": float(wd[b])}
@@ -124,8 +152,9 @@ def test_initialisation_and_split_are_the_third_partys():
     assert torch.equal(W, first.weight.T) and torch.equal(Vt, top.weight)
     tr = GroupTrainer(build_group("Z7").table, Hyper.batch(seed=11, p=0.4), TrainConfig(K=4))
     perm = torch.randperm(49, generator=torch.Generator().manual_seed(11))
-    assert torch.equal(tr.train_set.index[0], perm[:train_count(7, 0.4)])
-    assert torch.equal(tr.test_set.index[0], perm[train_count(7, 0.4):])
+    # the third party's sets, stored sorted (the order of a sum's terms)
+    assert torch.equal(tr.train_set.index[0], perm[:train_count(7, 0.4)].sort().values)
+    assert torch.equal(tr.test_set.index[0], perm[train_count(7, 0.4):].sort().values)
     assert train_count(71, 0.4) == 2016   # the Fig. 3 n, as scikit-learn counts it
 
 
@@ -238,6 +267,116 @@ def test_diagnostics_match_their_definitions():
                                    rtol=1e-9, atol=1e-12)
 
 
+def test_update_diagnostics_are_the_changes_of_the_stored_weights():
+    """``updates`` at epochs 3, 6 and the last (7) against W_t - W_(t-1) from a run stepped
+    one epoch at a time (the trainer keeps the changes of only the steps those epochs read)."""
+    table = build_group("Z5").table
+    cfg = TrainConfig(K=6, eval_every=3, diag_every=3, diagnostics=("updates",))
+    h = Hyper.batch(seed=[2, 3], eta=[1e-3, 0.0], lr=2e-2, p=0.6)
+    tr = GroupTrainer(table, h, cfg, dtype=torch.float64)
+    tr.train(7)
+    ref = GroupTrainer(table, h, cfg, dtype=torch.float64)
+    W = [ref.W.clone()]
+    for _ in range(7):
+        ref.train(1, record_last=False)
+        W.append(ref.W.clone())
+    epochs, cos = tr.history.series("w_update_cos")
+    assert epochs.tolist() == [0, 3, 6, 7]
+    for i, t in enumerate(epochs.tolist()[1:], start=1):
+        cur, prev = W[t] - W[t - 1], W[t - 1] - W[t - 2]
+        expected = (cur * prev).sum((1, 2)) / (cur.norm(dim=(1, 2)) * prev.norm(dim=(1, 2)))
+        torch.testing.assert_close(cos[i], expected, rtol=1e-9, atol=1e-12)
+
+
+def test_accuracy_takes_the_first_class_on_ties():
+    """With V(0) = 0 every output is 0 and the prediction is class 0, as argmax has it."""
+    tr = GroupTrainer(build_group("Z5").table, Hyper.batch(seed=[1, 2], top_init=0.0, p=0.6),
+                      TrainConfig(K=4), dtype=torch.float64)
+    tr.train(0)
+    S = tr.train_set
+    expected = ((S.target == 0).double() * S.weight).sum(-1) / S.count
+    assert torch.equal(tr.history.series("train_acc")[1][0], expected)
+
+
+def test_gram_on_strided_subsets_matches_its_definition():
+    """The blocked Grams against the plain formulas on every 2nd node and every 3rd sample,
+    with a padded configuration."""
+    tr = GroupTrainer(build_group("Z5").table, Hyper.batch(seed=[5, 6], p=[0.5, 0.8]),
+                      TrainConfig(K=14, gram_nodes=7, gram_samples=7), dtype=torch.float64)
+    got = gram(tr.forward_snapshot())
+    for b in range(2):
+        w = tr.train_set.weight[b]
+        Fw = tr.F[b] * w[:, None]
+        mean_row = Fw.sum(0) / tr.train_set.count[b]
+        Ft = ((Fw - mean_row) * w[:, None])[:, ::2]
+        ftf = (Ft.T @ Ft).abs()
+        k = ftf.shape[0]
+        ftf_ratio = (ftf.sum() - ftf.trace()) / (k * (k - 1)) / (ftf.trace() / k)
+        keep = w[::3] > 0
+        Fr = Fw[::3][keep]
+        raw = Fr @ Fr.T
+        centred = (raw - Fr @ mean_row).abs()
+        k = raw.shape[0]
+        fft_ratio = (centred.sum() - centred.trace()) / (k * (k - 1)) / (centred.trace() / k)
+        a, off = raw.trace() / k, (raw.sum() - raw.trace()) / (k * (k - 1))
+        ideal = (a - off) * torch.eye(k, dtype=torch.float64) + off
+        fft_dist = (ideal - raw).norm() / raw.norm()
+        for name, value in (("ftf_ratio", ftf_ratio), ("fft_ratio", fft_ratio),
+                            ("fft_dist", fft_dist)):
+            torch.testing.assert_close(got[name][b], value, rtol=1e-10, atol=1e-13)
+
+
+def test_training_runs_in_full_float32():
+    """TF32 is switched off inside the block (and so during training) and restored after."""
+    saved = precision_flags()
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        before = precision_flags()
+        with full_float32():
+            assert precision_flags() == {"cuda_matmul_allow_tf32": False,
+                                         "cudnn_allow_tf32": False,
+                                         "float32_matmul_precision": "highest"}
+        assert precision_flags() == before and before["cuda_matmul_allow_tf32"]
+    finally:
+        torch.set_float32_matmul_precision(saved["float32_matmul_precision"])
+        torch.backends.cuda.matmul.allow_tf32 = saved["cuda_matmul_allow_tf32"]
+        torch.backends.cudnn.allow_tf32 = saved["cudnn_allow_tf32"]
+
+
+def _compiled_and_eager(compile, dtype, epochs):
+    table = build_group("Z7").table
+    cfg = TrainConfig(K=12, eval_every=4, diag_every=4, diagnostics=("gradient", "updates"))
+    h = Hyper.batch(seed=[0, 1], eta=[1e-3, 0.0], lr=1e-2, p=[0.5, 0.7], out_scale=[1.0, 2.0])
+    eager = GroupTrainer(table, h, cfg, dtype=dtype)
+    compiled = GroupTrainer(table, h, cfg, dtype=dtype, compile=compile)
+    eager.train(epochs)
+    compiled.train(epochs)
+    return eager, compiled
+
+
+def test_compiled_step_is_captured_whole_and_follows_the_eager_run():
+    """Dynamo captures the gradient step as one graph (``fullgraph``; backend ``eager`` runs
+    the captured graph without generating code, so this runs anywhere) and the run, which
+    uses it on the epochs that record nothing else, follows the eager run to float64
+    rounding."""
+    eager, compiled = _compiled_and_eager({"backend": "eager", "fullgraph": True},
+                                          torch.float64, 9)
+    torch.testing.assert_close(compiled.history.series("train_loss")[1],
+                               eager.history.series("train_loss")[1], rtol=1e-12, atol=0)
+    torch.testing.assert_close(compiled.W, eager.W, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.slow
+def test_inductor_compiled_run_follows_the_eager_run():
+    """torch.compile with inductor (a C++ compiler on the CPU; about a minute to compile).
+    Its fused kernels round once where the eager passes round twice and sum in another
+    order, so the two float32 runs differ by a few float32 units per step: 10 epochs of Adam
+    keep the relative difference of the losses below 1e-5 (measured about 5e-7)."""
+    eager, compiled = _compiled_and_eager("default", torch.float32, 10)
+    torch.testing.assert_close(compiled.history.series("train_loss")[1],
+                               eager.history.series("train_loss")[1], rtol=1e-5, atol=0)
+
+
 def test_bad_arguments_name_the_parameter():
     table = build_group("Z5").table
     for kwargs, word in (({"K": 0}, "K"), ({"K": 2, "loss": "l1"}, "loss"),
@@ -254,6 +393,16 @@ def test_bad_arguments_name_the_parameter():
         OptimizerSpec("lion")
     with pytest.raises(ValueError, match="dtype"):
         GroupTrainer(table, Hyper.batch(seed=0), TrainConfig(K=2), dtype=torch.float16)
+    with pytest.raises(ValueError, match="compile"):
+        GroupTrainer(table, Hyper.batch(seed=0), TrainConfig(K=2), compile="fastest")
+    with pytest.raises(ValueError, match="compile"):
+        GroupTrainer(table, Hyper.batch(seed=0), TrainConfig(K=2), compile={"modes": "x"})
+    with pytest.raises(ValueError, match="compile"):
+        GroupTrainer(table, Hyper.batch(seed=0), TrainConfig(K=2, top_layer="ridge"),
+                     compile="default")
+    with pytest.raises(ValueError, match="fused"):
+        BatchedOptimizer(OptimizerSpec(), {"W": torch.zeros(1, 2, 2)}, torch.ones(1),
+                         torch.zeros(1), fused=True)
 
 
 @pytest.mark.gpu

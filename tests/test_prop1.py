@@ -17,9 +17,9 @@ from theory.stage1_expansion import (
     smallest_nonrealisable_case,
 )
 from verify.claim import NegativeControl
-from verify.stage1_checks import full_column_rank, realisability_gap
 from verify.registry import get
 from verify.runner import run_claim
+from verify.stage1_checks import full_column_rank, realisability_gap
 from verify.verdict import Verdict
 
 SEEDS = st.integers(0, 2**31 - 1)

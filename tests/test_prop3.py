@@ -12,10 +12,10 @@ from numerics.stage1_problems import balanced_labels, realisable_features_with_s
 from numerics.two_layer import center
 from theory.stage1_expansion import annihilated, derive_eta0_modes
 from verify.claim import NegativeControl
-from verify.stage1_checks import full_column_rank, realisability_gap
 from verify.claims.li2.prop3 import _rk4_mode_error, stated_decay_rate
 from verify.registry import get
 from verify.runner import run_claim
+from verify.stage1_checks import full_column_rank, realisability_gap
 from verify.verdict import Verdict
 
 
