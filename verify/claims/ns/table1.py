@@ -27,7 +27,6 @@ from numerics.decayed_limits import (
     adaptive_rest,
     balanced_factors,
     mirror_rate,
-    settled_sign_descent,
     sign_box_radius,
     sparsity,
     switching_gradient,
@@ -50,7 +49,6 @@ from verify.claims.ns import PAPER
 from verify.claims.ns.thm4_14 import (
     LIMITS_FULL,
     LIMITS_QUICK,
-    SIGN_DROP,
     SIGN_KEYS,
     THRESHOLD,
     Problem,
@@ -60,6 +58,7 @@ from verify.claims.ns.thm4_14 import (
     rest_compare,
     sign_settle_time,
     sign_tolerance,
+    simulate_sign_ladder,
 )
 from verify.evidence import (
     Evidence,
@@ -339,38 +338,12 @@ def _smoothed_coupled(run: Run, problem: Problem, figures: dict[str, Any]) -> Ev
 
 def sign_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]], p: dict[str, Any],
                 stream: str, settle: float) -> SignLimit:
-    r"""Sign descent (q = 1) with coupled and/or decoupled decay per cell (AdamW or Adam + L2,
-    :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`) from a random start of scale
-    ``init_scale``: ``T / lr`` steps at lr and a settle phase of ``settle`` time units
-    (:func:`verify.claims.ns.thm4_14.sign_settle_time`) at lr / 10, then as many steps at lr/2 from there and a settle phase
-    at lr/20. ``x`` holds the settle phases' averaged iterates (the continuation compares one
-    point's chattering at two step sizes: sign descent can stall at different stationary points
-    from one start)."""
-
-    def simulate() -> SignLimit:
-        L_max = max(c["L"] for c in cells)
-        mask = depth_mask(torch.tensor([c["L"] for c in cells]), L_max, dtype=run.dtype,
-                          device=run.device)
-        q = torch.ones(len(cells), 1, dtype=run.dtype, device=run.device)
-        decays = {name: torch.tensor([[c.get(name, 0.0)] for c in cells], dtype=run.dtype,
-                                     device=run.device) for name in ("coupled", "decoupled")}
-        d = problem.regression.A.shape[1]
-        W0 = p["init_scale"] * torch.randn(L_max, len(cells), d, dtype=torch.float64,
-                                           generator=run.generator(stream))
-        W0 = torch.where(mask > 0, W0.to(run.device, run.dtype), torch.ones((), dtype=run.dtype))
-        flow = ProductFlow(problem.regression.grad, q, mask, **decays)
-        steps = round(p["T"] / p["lr"])
-        coarse = settled_sign_descent(flow, W0, lr=p["lr"], steps=steps, drop=SIGN_DROP,
-                                      settle_time=settle)
-        fine = settled_sign_descent(flow, coarse.final, lr=p["lr"] / 2, steps=steps, drop=SIGN_DROP,
-                                    settle_time=settle)
-        xs = [coarse.mean_x, fine.mean_x]
-        return SignLimit(cells, xs, [problem.regression.grad(x) for x in xs],
-                         coarse.steps + fine.steps)
-
+    """:func:`verify.claims.ns.thm4_14.simulate_sign_ladder` for the table's cells with the
+    settle time ``settle``, drawn from this claim's run; cached (no stated form enters)."""
     key = f"ns.table1 {stream} {cells} {settle} {[p[k] for k in SIGN_KEYS]} " \
           f"{run.seed_for(stream)} {run.dtype} {run.device}"
-    return cached(key, simulate)
+    return cached(key, lambda: simulate_sign_ladder(
+        problem, cells, p, run.generator(stream), settle, dtype=run.dtype, device=run.device))
 
 
 def _sign_batch(run: Run, problem: Problem, figures: dict[str, Any]) -> Iterator[Evidence]:

@@ -467,45 +467,50 @@ def sign_settle_time(run: Run, cells: list[dict[str, Any]]) -> float:
     return 2 * math.log(SIGN_DROP) / (rate * min(alphas))
 
 
-def sign_descent_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]],
-                        p: dict[str, Any], stream: str) -> SignLimit:
+def simulate_sign_ladder(problem: Problem, cells: list[dict[str, Any]], p: dict[str, Any],
+                         generator: torch.Generator, settle: float, *, dtype: torch.dtype,
+                         device: torch.device) -> SignLimit:
     r"""Sign descent (q = 1) with coupled and/or decoupled decay per cell (AdamW or Adam + L2
     with :math:`\beta_1 = \beta_2 = 0`, :math:`\epsilon = 0`) from a random start of scale
-    ``init_scale``: ``T / lr`` steps at lr and a settle phase of :func:`sign_settle_time` at
-    lr / 10, then as many steps at lr/2 from there and a settle phase at lr/20. ``x`` holds the
-    settle phases' averaged iterates (the time average of the chattering is the sliding point
-    up to an O(lr) bias the ladder bounds; a last iterate has a random chattering phase).
-    Cached (no stated form enters)."""
+    ``init_scale``: ``T / lr`` steps at lr and a settle phase of ``settle`` time units
+    (:func:`sign_settle_time`) at lr / 10, then as many steps at lr/2 from there and a settle
+    phase at lr/20. ``x`` holds the settle phases' averaged iterates (the time average of the
+    chattering is the sliding point up to an O(lr) bias the ladder bounds; a last iterate has a
+    random chattering phase). Shared by ns.thm4.14 and ns.table1."""
+    L_max = max(c["L"] for c in cells)
+    mask = depth_mask(torch.tensor([c["L"] for c in cells]), L_max, dtype=dtype, device=device)
+    q = torch.ones(len(cells), 1, dtype=dtype, device=device)
+    decays = {name: torch.tensor([[c.get(name, 0.0)] for c in cells], dtype=dtype,
+                                 device=device) for name in ("coupled", "decoupled")}
+    d = problem.regression.A.shape[1]
+    W0 = p["init_scale"] * torch.randn(L_max, len(cells), d, dtype=torch.float64,
+                                       generator=generator)
+    W0 = torch.where(mask > 0, W0.to(device, dtype), torch.ones((), dtype=dtype))
+    flow = ProductFlow(problem.regression.grad, q, mask, **decays)
+    steps = round(p["T"] / p["lr"])
+    coarse = settled_sign_descent(flow, W0, lr=p["lr"], steps=steps, drop=SIGN_DROP,
+                                  settle_time=settle)
+    # The lr/2 run continues from the lr run: sign descent can stall at different
+    # stationary points from one start (e.g. balanced factors chattering at a zero
+    # coordinate), and the ladder must compare one point's chattering at two step sizes.
+    fine = settled_sign_descent(flow, coarse.final, lr=p["lr"] / 2, steps=steps,
+                                drop=SIGN_DROP, settle_time=settle)
+    xs = [coarse.mean_x, fine.mean_x]
+    return SignLimit(cells, xs, [problem.regression.grad(x) for x in xs],
+                     coarse.steps + fine.steps, settle)
+
+
+def sign_descent_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]],
+                        p: dict[str, Any], stream: str) -> SignLimit:
+    """:func:`simulate_sign_ladder` with the settle time of :func:`sign_settle_time`, drawn
+    from the shared run; cached (no stated form enters)."""
     shared = _shared(run)
     settle = sign_settle_time(run, cells)
-
-    def simulate() -> SignLimit:
-        L_max = max(c["L"] for c in cells)
-        mask = depth_mask(torch.tensor([c["L"] for c in cells]), L_max, dtype=run.dtype,
-                          device=run.device)
-        q = torch.ones(len(cells), 1, dtype=run.dtype, device=run.device)
-        decays = {name: torch.tensor([[c.get(name, 0.0)] for c in cells], dtype=run.dtype,
-                                     device=run.device) for name in ("coupled", "decoupled")}
-        d = problem.regression.A.shape[1]
-        W0 = p["init_scale"] * torch.randn(L_max, len(cells), d, dtype=torch.float64,
-                                           generator=shared.generator(stream))
-        W0 = torch.where(mask > 0, W0.to(run.device, run.dtype), torch.ones((), dtype=run.dtype))
-        flow = ProductFlow(problem.regression.grad, q, mask, **decays)
-        steps = round(p["T"] / p["lr"])
-        coarse = settled_sign_descent(flow, W0, lr=p["lr"], steps=steps, drop=SIGN_DROP,
-                                      settle_time=settle)
-        # The lr/2 run continues from the lr run: sign descent can stall at different
-        # stationary points from one start (e.g. balanced factors chattering at a zero
-        # coordinate), and the ladder must compare one point's chattering at two step sizes.
-        fine = settled_sign_descent(flow, coarse.final, lr=p["lr"] / 2, steps=steps,
-                                    drop=SIGN_DROP, settle_time=settle)
-        xs = [coarse.mean_x, fine.mean_x]
-        return SignLimit(cells, xs, [problem.regression.grad(x) for x in xs],
-                         coarse.steps + fine.steps, settle)
-
     key = f"{THM_ID} {stream} {cells} settled {settle} {_subset(p, SIGN_KEYS)} " \
           f"{shared.seed_for(stream)} {run.dtype} {run.device}"
-    return cached(key, simulate)
+    return cached(key, lambda: simulate_sign_ladder(
+        problem, cells, p, shared.generator(stream), settle, dtype=run.dtype,
+        device=run.device))
 
 
 def sign_limits(run: Run, p: dict[str, Any]) -> tuple[Problem, SignLimit]:
