@@ -150,3 +150,14 @@ def test_jobs_give_the_records_a_serial_run_gives(tmp_path):
 def test_jobs_below_one_is_a_usage_error(tmp_path):
     proc = run_cli("check", "li2.eq2", "--jobs", "0", "--json", str(tmp_path / "r.json"))
     assert proc.returncode == 2 and "--jobs" in proc.stderr
+
+
+def test_check_restores_the_store_variable_it_routes_sweeps_with(tmp_path, monkeypatch):
+    """check --store points sweeps inside claims at that store through the environment; an
+    in-process caller of main() must get its own setting back afterwards."""
+    monkeypatch.setenv("THEORY_VERIFY_STORE", "off")
+    code = main(["check", "li2.lemma11", "--store", str(tmp_path / "s.sqlite"),
+                 "--json", str(tmp_path / "r.json")])
+    assert code == 0
+    import os
+    assert os.environ["THEORY_VERIFY_STORE"] == "off"

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import importlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import NoReturn
 
@@ -234,60 +236,60 @@ def _cmd_check(args: argparse.Namespace) -> int:
     _set_threads(args.threads, args.fidelity, device)
 
     store = _open_store(args)
-    _route_sweeps_to(args)
-    versions = package_versions()
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    width = max(len(c.id) for c in claims)
-    records: list[dict | None] = [None] * len(claims)
-    keys, pending = [], []
-    for i, claim in enumerate(claims):
-        overrides = _overrides(claim, args.assignments)
-        key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
-                         fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
-                         device=device.type, versions=versions)
-        keys.append(key)
-        stored = store.latest(key) if store is not None and not args.force else None
-        if stored is not None:
-            records[i] = stored.record
-            _print_line(stored.record, width, f"  (stored {stored.recorded}; --force reruns)")
+    with _sweep_store_env(args):
+        versions = package_versions()
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        width = max(len(c.id) for c in claims)
+        records: list[dict | None] = [None] * len(claims)
+        keys, pending = [], []
+        for i, claim in enumerate(claims):
+            overrides = _overrides(claim, args.assignments)
+            key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
+                             fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
+                             device=device.type, versions=versions)
+            keys.append(key)
+            stored = store.latest(key) if store is not None and not args.force else None
+            if stored is not None:
+                records[i] = stored.record
+                _print_line(stored.record, width, f"  (stored {stored.recorded}; --force reruns)")
+            else:
+                pending.append((i, overrides))
+
+        def finished_claim(i: int, record: dict) -> None:
+            records[i] = record
+            if store is not None:
+                git = git_revision()
+                store.put(keys[i], record, revision=git and git["revision"])
+            _print_line(record, width, "")
+
+        if args.jobs > 1 and len(pending) > 1:
+            from verify.check_pool import ClaimTask, run_claims_in_pool
+            durations = _last_durations(store)
+            tasks = [ClaimTask(claims[i].id, overrides, durations.get(claims[i].id, 0.0))
+                     for i, overrides in pending]
+            _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
+            for j, record in run_claims_in_pool(
+                    tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
+                    dtype=DTYPES[args.dtype], seed=args.seed, modules=args.modules,
+                    threads=torch_threads(args.threads, args.fidelity, device)):
+                finished_claim(pending[j][0], record)
         else:
-            pending.append((i, overrides))
-
-    def finished_claim(i: int, record: dict) -> None:
-        records[i] = record
-        if store is not None:
-            git = git_revision()
-            store.put(keys[i], record, revision=git and git["revision"])
-        _print_line(record, width, "")
-
-    if args.jobs > 1 and len(pending) > 1:
-        from verify.check_pool import ClaimTask, run_claims_in_pool
-        durations = _last_durations(store)
-        tasks = [ClaimTask(claims[i].id, overrides, durations.get(claims[i].id, 0.0))
-                 for i, overrides in pending]
-        _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
-        for j, record in run_claims_in_pool(
-                tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
-                dtype=DTYPES[args.dtype], seed=args.seed, modules=args.modules,
-                threads=torch_threads(args.threads, args.fidelity, device)):
-            finished_claim(pending[j][0], record)
-    else:
-        for done, (i, overrides) in enumerate(pending, 1):
-            _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
-            result = run_claim(claims[i], fidelity=args.fidelity, device=device,
-                               dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
-            finished_claim(i, result.as_record())
-    finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
-                            fidelity=args.fidelity)
-    record = run_record(metadata, records, started=started, finished=finished)
-    path = write_json(record, args.json_path)
-    _progress(f"wrote {path}")
-    if args.report:
-        _progress(f"wrote {_write_report(record, args.report)}")
-    if args.strict and any(r["verdict"] != "pass" for r in records):
-        return EXIT_STRICT
-    return EXIT_OK
+            for done, (i, overrides) in enumerate(pending, 1):
+                _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
+                result = run_claim(claims[i], fidelity=args.fidelity, device=device,
+                                   dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
+                finished_claim(i, result.as_record())
+        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
+                                fidelity=args.fidelity)
+        record = run_record(metadata, records, started=started, finished=finished)
+        path = write_json(record, args.json_path)
+        _progress(f"wrote {path}")
+        if args.report:
+            _progress(f"wrote {_write_report(record, args.report)}")
+        if args.strict and any(r["verdict"] != "pass" for r in records):
+            return EXIT_STRICT
+        return EXIT_OK
 
 
 def _open_store(args: argparse.Namespace):
@@ -303,15 +305,24 @@ def _open_store(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
-def _route_sweeps_to(args: argparse.Namespace) -> None:
+@contextlib.contextmanager
+def _sweep_store_env(args: argparse.Namespace) -> Iterator[None]:
     """Sweeps inside claims (li2.fig5) store their points where --store / --no-store say, in
-    this process and in --jobs workers (they inherit the environment)."""
+    this process and in --jobs workers (they inherit the environment); the variable is restored
+    afterwards, so a caller of :func:`main` keeps its own setting."""
     from verify.store import ENV
 
-    if args.no_store:
-        os.environ[ENV] = "off"
-    elif args.store:
-        os.environ[ENV] = args.store
+    value = "off" if args.no_store else args.store
+    previous = os.environ.get(ENV)
+    if value:
+        os.environ[ENV] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = previous
 
 
 def _write_report(record: dict, out: str):
