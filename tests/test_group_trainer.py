@@ -3,12 +3,14 @@ numerics.training_diagnostics: gradients against autograd on the dense model, op
 torch.optim, batching against single runs, exact resume, and diagnostics against their
 definitions."""
 import math
+from unittest import mock
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from numerics import group_trainer
 from numerics.activations import activation
 from numerics.device import precision_flags
 from numerics.group_task import group_energy, group_task
@@ -62,8 +64,17 @@ def dense_loss(tr: GroupTrainer, W, Vt):
 @settings(max_examples=30)
 @given(GROUPS, st.integers(2, 9), st.sampled_from(("mse_class", "mse_sample", "cross_entropy")),
        st.sampled_from(("x2", "relu", "silu")), st.lists(st.sampled_from((0.3, 0.5, 0.7)),
-                                                         min_size=1, max_size=3), SEEDS)
-def test_gradients_match_autograd_of_the_dense_model(group, K, loss, act, ps, seed):
+                                                         min_size=1, max_size=3), SEEDS,
+       st.sampled_from((None, 1, 7)))
+def test_gradients_match_autograd_of_the_dense_model(group, K, loss, act, ps, seed, block):
+    """``block``: sample rows per piece of the CPU's gather (None: the default,
+    one piece at these sizes; 7 leaves a ragged last piece)."""
+    size = group_trainer._PIECE_BYTES if block is None else block * K * 8
+    with mock.patch.object(group_trainer, "_PIECE_BYTES", size):
+        check_gradients_against_autograd(group, K, loss, act, ps, seed)
+
+
+def check_gradients_against_autograd(group, K, loss, act, ps, seed):
     B = len(ps)
     h = Hyper.batch(seed=[seed + b for b in range(B)], p=ps,
                     top_init=[1.0, 0.0, 0.5][:B], out_scale=[1.0, 2.0, 0.5][:B])
