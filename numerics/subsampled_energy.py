@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -102,6 +103,38 @@ def operator_deviation(features: torch.Tensor, weights: torch.Tensor) -> torch.T
     return torch.linalg.eigvalsh(diff).abs().amax(-1)
 
 
+def cyclic_operator_deviation(weights: torch.Tensor, iterations: int = 64) -> torch.Tensor:
+    r""":func:`operator_deviation` for :math:`\mathbb Z_M`'s characters
+    (``cyclic_features(M)``) without forming the ``(M-1) x (M-1)`` operator.
+
+    With :math:`U_{hk}=e^{2\pi ihk/M}/\sqrt M` (unitary, :math:`k=0..M-1`),
+    :math:`\hat{\mathsf A}(w)-\mathsf A` is the compression of :math:`U^{\mathsf H}
+    \mathrm{diag}(\lambda)U`, :math:`\lambda_h=w_h-1`, to :math:`k\ne0`, i.e. of
+    :math:`\mathrm{diag}(\lambda)` to :math:`\mathbf 1^\perp`. Its eigenvalues are each
+    :math:`\lambda` of multiplicity :math:`m` repeated :math:`m-1` times and the roots of the
+    secular equation :math:`\sum_h1/(\lambda_h-\mu)=0` (one between each pair of consecutive
+    distinct :math:`\lambda`); so the largest lies in :math:`[\lambda_{(2)},\lambda_{(1)}]`,
+    the smallest in :math:`[\lambda_{(M)},\lambda_{(M-1)}]`, where the secular function
+    increases from :math:`-\infty` to :math:`+\infty`. Both by bisection (``iterations``
+    halvings: to float64 rounding); a repeated extreme :math:`\lambda` is itself the
+    eigenvalue. ``weights``: ``(..., M)``, real."""
+    if weights.shape[-1] < 2:
+        raise ValueError(f"weights: last dimension {weights.shape[-1]} must be M >= 2")
+    lam = (weights - 1).sort(-1).values
+
+    def extreme(lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+        a, b = lo.clone(), hi.clone()
+        for _ in range(iterations):
+            mid = (a + b) / 2
+            below = (1 / (lam - mid[..., None])).sum(-1) < 0   # the root lies above mid
+            a, b = torch.where(below, mid, a), torch.where(below, b, mid)
+        return torch.where(hi > lo, (a + b) / 2, hi)
+
+    top = extreme(lam[..., -2], lam[..., -1])
+    bottom = extreme(lam[..., 0], lam[..., 1])
+    return torch.maximum(top.abs(), bottom.abs())
+
+
 # --- the empirical energy and its ascent --------------------------------------------------------
 
 def subsampled_energy(w: torch.Tensor, right: torch.Tensor, mask: torch.Tensor,
@@ -121,6 +154,37 @@ def subsampled_energy(w: torch.Tensor, right: torch.Tensor, mask: torch.Tensor,
     return 0.5 * q.square().sum(-1) * (M * M / n) ** 2
 
 
+def subsampled_energy_and_gradient(w: torch.Tensor, right: torch.Tensor, mask: torch.Tensor,
+                                   square_terms: bool = True
+                                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    r""":func:`subsampled_energy` and its gradient in :math:`\mathbf w`, the chain rule written
+    out (no autograd graph): with :math:`c=(M^2/n)^2` and :math:`S_h=\sum_j\xi_{h,j}s_{h,j}`,
+    :math:`\partial E/\partial S_k=c\,(q_k-\tfrac1n\sum_hn_hq_h)`, so
+    :math:`\partial E/\partial s_{h,j}=\xi_{h,j}\,\partial E/\partial S_h`, and
+    :math:`s_{h,j}` depends on :math:`u_j` and :math:`v_{j^{-1}h}` only (``mask`` of the
+    shape ``(..., M, M)`` of the rows of ``w``)."""
+    M = right.shape[0]
+    if w.shape[-1] != 2 * M:
+        raise ValueError(f"w: last dimension {w.shape[-1]} must be 2M = {2 * M}")
+    u, v = w[..., None, :M], w[..., M:][..., right]
+    s = (u + v).square() if square_terms else 2 * u * v
+    counts = mask.sum(-1)
+    n = counts.sum(-1, keepdim=True)
+    if bool((n < 2).any()):
+        raise ValueError("mask: a subsample keeps fewer than 2 pairs; the labels cannot be "
+                         "centred")
+    sums = (mask * s).sum(-1)
+    q = sums - counts / n * sums.sum(-1, keepdim=True)
+    scale = (M * M / n) ** 2
+    energy = 0.5 * q.square().sum(-1) * scale[..., 0]
+    d_sums = scale * (q - (counts * q).sum(-1, keepdim=True) / n)
+    d_s = mask * d_sums[..., :, None]
+    d_u, d_v = (2 * (u + v) * d_s,) * 2 if square_terms else (2 * v * d_s, 2 * u * d_s)
+    grad_v = torch.zeros(d_v.shape[:-1], dtype=d_v.dtype, device=d_v.device).scatter_add_(
+        -1, right.expand_as(d_v).flatten(-2), d_v.flatten(-2))
+    return energy, torch.cat([d_u.sum(-2), grad_v], -1)
+
+
 @dataclass(frozen=True)
 class MonotoneAscent:
     """End points (unit rows), energies, Riemannian gradient norms, the step sizes reached and
@@ -133,18 +197,23 @@ class MonotoneAscent:
     steps: int
 
 
-def ascend_monotone(w0: torch.Tensor, energy: Callable[[torch.Tensor], torch.Tensor],
+def ascend_monotone(w0: torch.Tensor, energy: Callable[[torch.Tensor], Any],
                     lr: float, steps: int, gtol: float, growth: float = 1.2,
-                    max_lr_factor: float = 8.0) -> MonotoneAscent:
+                    max_lr_factor: float = 8.0, with_gradient: bool = False) -> MonotoneAscent:
     r"""Projected gradient ascent on the unit sphere with one step size per row: a step that
     lowers the energy is rejected and its step size halved; an accepted one grows it by
     ``growth`` (at most ``max_lr_factor * lr``). The energy never decreases, so an end point is
     a point the landscape leads to, not an artefact of a too-long step. Stops when every
-    Riemannian gradient norm is at most ``gtol`` or after ``steps`` iterations."""
+    Riemannian gradient norm is at most ``gtol`` or after ``steps`` iterations.
+    ``with_gradient``: ``energy`` returns (energy, Euclidean gradient) itself, else autograd
+    differentiates it."""
     if not lr > 0 or steps < 1 or not gtol > 0:
         raise ValueError(f"lr, steps, gtol: {lr}, {steps}, {gtol} must be > 0, >= 1, > 0")
 
     def evaluate(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if with_gradient:
+            e, g = energy(x)
+            return e, tangent(x, g)
         x = x.detach().requires_grad_(True)
         e = energy(x)
         (g,) = torch.autograd.grad(e.sum(), x)
@@ -240,9 +309,8 @@ def vertex_thresholds(right: torch.Tensor, vertices: torch.Tensor, projectors: t
     U = uniforms[:, None].to(**opts)
 
     def retained(mask: torch.Tensor, budget: int) -> tuple[torch.Tensor, torch.Tensor]:
-        result = ascend_monotone(start, lambda x: subsampled_energy(x, right, mask,
-                                                                    square_terms),
-                                 lr, budget, gtol)
+        result = ascend_monotone(start, lambda x: subsampled_energy_and_gradient(
+            x, right, mask, square_terms), lr, budget, gtol, with_gradient=True)
         return component_purity(result.w, projectors) >= purity_min, result.grad_norm
 
     for _ in range(bisections):

@@ -18,11 +18,13 @@ from numerics.subsampled_energy import (
     ascend_monotone,
     component_purity,
     cyclic_features,
+    cyclic_operator_deviation,
     horvitz_thompson,
     operator_deviation,
     pair_activations,
     pairs_by_target,
     subsampled_energy,
+    subsampled_energy_and_gradient,
     target_weights,
     vertex_thresholds,
     weighted_gram,
@@ -182,6 +184,34 @@ def test_cyclic_deviation_is_the_compressed_diagonal(M, seed):
     Pi = torch.eye(M, dtype=torch.float64) - 1 / M
     direct = torch.linalg.eigvalsh(Pi @ torch.diag_embed(w - 1) @ Pi).abs().amax(-1)
     assert torch.allclose(operator_deviation(cyclic_features(M), w), direct, atol=1e-12)
+
+
+@settings(max_examples=15)
+@given(st.integers(2, 40), st.integers(0, 2**31 - 1), st.floats(0.05, 1.0))
+def test_cyclic_deviation_by_the_secular_equation_matches_the_eigensolve(M, seed, ratio):
+    """The secular-equation route (used by the check) against the eigensolve of the operator,
+    on Bernoulli weights (many tied w_h, so repeated extreme eigenvalues occur)."""
+    U = torch.rand(3, M, M, generator=make_generator(seed), dtype=torch.float64)
+    w = target_weights((U < ratio).double(), ratio)
+    assert torch.allclose(cyclic_operator_deviation(w),
+                          operator_deviation(cyclic_features(M), w), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=12)
+@given(st.sampled_from(("Z5", "Z7", "S3", "Z2xZ2", "D4")), st.integers(0, 2**31 - 1),
+       st.floats(0.3, 1.0), st.booleans())
+def test_energy_gradient_in_closed_form_matches_autograd(name, seed, ratio, square_terms):
+    G = build_group(name)
+    M, gen = G.order, make_generator(seed)
+    right = pairs_by_target(G.table)
+    mask = (torch.rand(2, 3, M, M, generator=gen, dtype=torch.float64) < ratio).double()
+    mask[..., 0, 0] = mask[..., 1, 1] = 1
+    w = torch.randn(2, 3, 2 * M, generator=gen, dtype=torch.float64).requires_grad_(True)
+    energy = subsampled_energy(w, right, mask, square_terms)
+    (grad,) = torch.autograd.grad(energy.sum(), w)
+    e, g = subsampled_energy_and_gradient(w.detach(), right, mask, square_terms)
+    assert torch.allclose(e, energy.detach(), rtol=1e-12, atol=0)
+    assert torch.allclose(g, grad, rtol=1e-10, atol=1e-12 * float(grad.abs().max()))
 
 
 @settings(max_examples=8)
