@@ -57,6 +57,40 @@ def hidden_features(W: torch.Tensor, operands: torch.Tensor, M: int) -> torch.Te
     return (W[operands[:, 0]] + W[M + operands[:, 1]]).square()
 
 
+class _GradientDescent:
+    r"""Plain gradient descent, :math:`\theta \leftarrow \theta - \text{lr}\,g`."""
+
+    def __init__(self, lr: float) -> None:
+        self.lr = lr
+
+    def __call__(self, params: list[torch.Tensor], grads: tuple[torch.Tensor, ...]) -> None:
+        for p, g in zip(params, grads):
+            p.add_(g, alpha=-self.lr)
+
+
+class _Adam:
+    r"""Adam (Kingma & Ba), :math:`\beta = (0.9, 0.999)`, :math:`\epsilon = 10^{-8}`, in the
+    operation order of ``torch.optim.Adam``'s single-tensor CPU path (same numbers), written
+    out because ``torch.optim``'s ``step`` imports ``torch._dynamo`` on first use (~2 s)."""
+
+    def __init__(self, params: list[torch.Tensor], lr: float, betas: tuple[float, float] =
+                 (0.9, 0.999), eps: float = 1e-8) -> None:
+        self.lr, (self.beta1, self.beta2), self.eps = lr, betas, eps
+        self.m = [torch.zeros_like(p) for p in params]
+        self.v = [torch.zeros_like(p) for p in params]
+        self.steps = 0
+
+    def __call__(self, params: list[torch.Tensor], grads: tuple[torch.Tensor, ...]) -> None:
+        self.steps += 1
+        correction1 = 1 - self.beta1**self.steps
+        correction2_sqrt = (1 - self.beta2**self.steps) ** 0.5
+        for p, g, m, v in zip(params, grads, self.m, self.v):
+            m.lerp_(g, 1 - self.beta1)
+            v.mul_(self.beta2).addcmul_(g, g, value=1 - self.beta2)
+            denom = (v.sqrt() / correction2_sqrt).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / correction1)
+
+
 def train_two_layer(
     M: int,
     K: int,
@@ -95,15 +129,14 @@ def train_two_layer(
          * (init_w / (2 * M) ** 0.5)).requires_grad_(True)
     V = (randn(K, M, generator=generator, device=device, dtype=dtype)
          * init_v).requires_grad_(True)
-    opt = (torch.optim.Adam([W, V], lr=lr) if optimizer == "adam"
-           else torch.optim.SGD([W, V], lr=lr))
+    update = _Adam([W, V], lr) if optimizer == "adam" else _GradientDescent(lr)
     losses = torch.empty(steps, dtype=dtype)
     for step in range(steps):
-        opt.zero_grad(set_to_none=True)
         J = loss(hidden_features(W, operands, M), V, Y, eta) + 0.5 * eta * W.square().sum()
         if not torch.isfinite(J):
             raise Diverged(f"objective {J.item()} at step {step} (M={M}, K={K}, lr={lr})")
-        J.backward()
-        opt.step()
+        grads = torch.autograd.grad(J, [W, V])
+        with torch.no_grad():
+            update([W, V], grads)
         losses[step] = J.detach()
     return TrainedNet(M=M, W=W.detach(), V=V.detach(), operands=operands, losses=losses)

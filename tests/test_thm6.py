@@ -28,7 +28,7 @@ from numerics.tiny_trainer import (
     modular_addition_data,
     train_two_layer,
 )
-from numerics.two_layer import center
+from numerics.two_layer import center, loss
 from theory.identity import ZeroStatus, is_zero
 from theory.schur import (
     derive_ridge_inverse_entry,
@@ -300,6 +300,28 @@ def test_training_is_seeded_and_lowers_the_objective():
     gd = train_two_layer(5, 8, generator=make_generator(7), optimizer="gd", steps=60,
                          lr=1e-3, eta=1e-3)
     assert gd.losses[-1] < gd.losses[0]
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "gd"])
+def test_training_steps_are_torch_optims(optimizer):
+    """The written-out updates reproduce torch.optim.Adam / SGD on the same objective."""
+    M, K, steps, lr, eta = 5, 8, 20, 0.02, 1e-3
+    net = train_two_layer(M, K, steps=steps, lr=lr, eta=eta, fraction=0.5,
+                          optimizer=optimizer, generator=make_generator(3))
+    g = make_generator(3)
+    operands, labels = modular_addition_data(M, 0.5, g)
+    Y = torch.nn.functional.one_hot(labels, M).to(F64)
+    W = (randn(2 * M, K, generator=g) / (2 * M) ** 0.5).requires_grad_(True)
+    V = (randn(K, M, generator=g) * 0.01).requires_grad_(True)
+    opt = (torch.optim.Adam([W, V], lr=lr) if optimizer == "adam"
+           else torch.optim.SGD([W, V], lr=lr))
+    for _ in range(steps):
+        opt.zero_grad()
+        J = loss(hidden_features(W, operands, M), V, Y, eta) + 0.5 * eta * W.square().sum()
+        J.backward()
+        opt.step()
+    assert torch.allclose(net.W, W.detach(), rtol=1e-12, atol=1e-14)
+    assert torch.allclose(net.V, V.detach(), rtol=1e-12, atol=1e-14)
 
 
 def test_training_that_blows_up_raises_diverged():

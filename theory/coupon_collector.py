@@ -58,12 +58,29 @@ def derive_collection_integral(probs: Sequence[sp.Expr]) -> Derivation:
     return d
 
 
+_RATE = sp.Dummy("rate", positive=True)
+
+
+@cache
+def _exponential_integral() -> sp.Expr:
+    r""":math:`\int_0^\infty e^{-\lambda t}dt` for a positive symbol :math:`\lambda` (sympy
+    integrates it once; every term reuses it by substitution)."""
+    return sp.integrate(sp.exp(-_RATE * t), (t, 0, sp.oo))
+
+
 def integrate_over_time(integrand: sp.Expr) -> sp.Expr:
     r""":math:`\int_0^\infty` of a finite sum of exponentials in :math:`t`, term by term after
-    expanding (each term :math:`c\,e^{-\lambda t}` gives :math:`c/\lambda`)."""
-    terms = sp.Add.make_args(sp.expand(integrand))
-    total = sp.Add(*[sp.integrate(term, (t, 0, sp.oo), conds="none") for term in terms])
-    return sp.factor(sp.together(total))
+    expanding (each term :math:`c\,e^{-\lambda t}` gives :math:`c/\lambda`, the integral
+    :math:`\int_0^\infty e^{-\lambda t}dt` evaluated at its rate :math:`\lambda`)."""
+    integrals = []
+    for term in sp.Add.make_args(sp.expand(integrand)):
+        coefficient, factor = term.as_independent(t, as_Add=False)
+        factor = sp.powsimp(factor)  # e^{-a t} e^{-b t} -> e^{-(a+b) t}
+        rate = sp.expand(-factor.exp / t) if isinstance(factor, sp.exp) else None
+        if rate is None or rate.has(t):
+            raise ValueError(f"integrand: term {term} is not c exp(-lambda t)")
+        integrals.append(coefficient * _exponential_integral().subs(_RATE, rate))
+    return sp.factor(sp.together(sp.Add(*integrals)))
 
 
 def _waiting_chain(probs: Sequence[sp.Expr], success) -> sp.Expr:

@@ -13,6 +13,7 @@ and the Monte Carlo error's decay in the number of draws, whose order must be th
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ import torch
 from numerics.extreme_values import weighted_selection
 from numerics.gaussian_mc import simultaneous_z
 from numerics.random import make_generator
+from theory.derivation import Derivation
 from theory.extreme_values import a as shape_symbol
 from theory.extreme_values import derive_maximum_law, derive_selection
 from verify.claim import Assumption, Claim, NegativeControl
@@ -30,6 +32,7 @@ from verify.error_trends import fit_trend, trend_evidence
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
 from verify.registry import register
 from verify.run import Run
+from verify.step_ladders import cached
 
 #: Family-wise probability that the Monte Carlo comparisons reject a true statement.
 FALSE_ALARM = 1e-3
@@ -78,13 +81,25 @@ def unit_scale_location(w: Any, a: Any) -> Any:
     return stated_location(w, 1 if isinstance(w, (list, tuple)) else torch.ones_like(a))
 
 
+@cache
+def _selection_law(L: int) -> Derivation:
+    """:func:`derive_selection`, once per ``L`` (pure; the control's run reuses it)."""
+    return derive_selection(L)
+
+
+@cache
+def _maximum_law(L: int) -> Derivation:
+    """:func:`derive_maximum_law`, once per ``L``."""
+    return derive_maximum_law(L)
+
+
 def _symbolic(run: Run) -> Iterator[Evidence]:
     L = run.params["symbolic_L"]
-    probabilities, w = run.derivation(derive_selection(L)).result
+    probabilities, w = run.derivation(_selection_law(L)).result
     yield symbolic_identity(f"P(argmax_j w_j x_j = i), i = 1..{L}, symbolic w_j and a",
                             stated=sp.Matrix(run.stated["selection"](list(w), shape_symbol)),
                             derived=sp.Matrix(probabilities), parameters={"L": L})
-    location, _, _, w = run.derivation(derive_maximum_law(L)).result
+    location, _, _, w = run.derivation(_maximum_law(L)).result
     yield symbolic_identity("Gumbel location of log max_j w_j x_j",
                             stated=run.stated["location"](list(w), shape_symbol),
                             derived=location, parameters={"L": L})
@@ -100,17 +115,21 @@ def _configs(run: Run) -> tuple[torch.Tensor, torch.Tensor]:
     return w, a
 
 
+@cache
 def gumbel_mean_offset(L: int) -> sp.Expr:
     r"""The derived :math:`\mathbb E\log\max - \text{location} = \gamma/a` (a sympy expression
     in the shape symbol)."""
-    location, _, mean, _ = derive_maximum_law(L).result
+    location, _, mean, _ = _maximum_law(L).result
     return sp.simplify(mean - location)
 
 
 def _monte_carlo(run: Run) -> Iterator[Evidence]:
     p = run.params
     w, a = _configs(run)
-    est = weighted_selection(w, a, p["samples"], run.generator("selection"))
+    # The simulation does not depend on the stated forms: the control's run reuses it.
+    est = cached(f"{run.claim_id} selection {run.seed_for('selection')} {p['configs']} "
+                 f"{p['samples']} {run.dtype} {run.device}",
+                 lambda: weighted_selection(w, a, p["samples"], run.generator("selection")))
     stated = run.stated["selection"](w, a[:, None])
     counts = p["samples"] * stated * (1 - stated)
     run.assume("CLT regime for every frequency", bool((counts >= MIN_COUNT).all()),
@@ -141,17 +160,24 @@ def _monte_carlo(run: Run) -> Iterator[Evidence]:
         "max |z|": float(((est.frequency.mean - stated) / est.frequency.unit).abs().max())})
 
 
+def _trend_frequencies(run: Run, w: torch.Tensor, a: torch.Tensor, p: dict[str, Any]
+                       ) -> list[list[torch.Tensor]]:
+    """Argmax frequencies for every (seed, sample size) of the trend (stated forms absent)."""
+    return [[weighted_selection(w, a, int(n), make_generator(run.seed_for(f"trend {s} {n}")))
+             .frequency.mean for n in p["samples"]] for s in range(p["seeds"])]
+
+
 def _trend(run: Run) -> Iterator[Evidence]:
     p = run.params["trend"]
     w, a = _configs(run)
     stated = run.stated["selection"](w, a[:, None])
     sizes = np.asarray(p["samples"], dtype=np.float64)
+    frequencies = cached(f"{run.claim_id} trend {run.seed} {run.params['configs']} {p} "
+                         f"{run.dtype} {run.device}", lambda: _trend_frequencies(run, w, a, p))
     errors = torch.empty(p["seeds"], len(sizes), dtype=torch.float64)
     for s in range(p["seeds"]):
-        for k, n in enumerate(p["samples"]):
-            gen = make_generator(run.seed_for(f"trend {s} {n}"))
-            freq = weighted_selection(w, a, int(n), gen).frequency.mean
-            errors[s, k] = (freq - stated).square().mean().sqrt()
+        for k in range(len(sizes)):
+            errors[s, k] = (frequencies[s][k] - stated).square().mean().sqrt()
     fit = fit_trend(sizes, errors, limit="infinity")
     run.figure("trend: RMS error of the argmax frequencies in 1/N", fit.figure(0.5))
     # An unbiased frequency has error ~ N^(-1/2) (CLT); a wrong rule leaves a bias, order 0.

@@ -23,6 +23,7 @@ the two coefficients, :math:`\|\mathbf v_\perp\|/(1+\|\mathbf v_\perp\|)`, is ex
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ import torch
 
 from numerics.polar import fractional_polar, polar_svd
 from numerics.random import make_generator
+from theory.derivation import Derivation
 from theory.muon_dynamics import (
     b,
     derive_fractional_series,
@@ -104,9 +106,30 @@ def expansion_remainder(perp: Any, par: Any) -> Any:
 
 # --- symbolic --------------------------------------------------------------------------------
 
+@cache
+def _fractional_series(c: int) -> Derivation:
+    """:func:`derive_fractional_series` through eps^2, once per ``c`` (pure; the control's run
+    reuses it)."""
+    return derive_fractional_series(c, 2)
+
+
+@cache
+def _polar_limit() -> tuple[Derivation, Evidence]:
+    """The 2x2 polar factor and the limit identity built on it (the stated forms do not
+    enter), once per process."""
+    d = derive_polar_2x2()
+    _, column, _ = d.result
+    expansion = sp.Matrix([b / (1 + s), 1])
+    return d, symbolic_identity(
+        "lim_{||v_perp|| -> 0} (exact last column - expansion) at fixed ||v_par|| = b: 0 if "
+        "the remainder were O(||v_perp||^2)", stated=sp.zeros(2, 1),
+        derived=(column - expansion).subs(s, 0).applyfunc(sp.radsimp),
+        parameters={"reduced": "R = [[1, b], [0, s]]"})
+
+
 def _symbolic(run: Run) -> Iterator[Evidence]:
     for c in run.params["c_values"]:
-        v0, v1, v2 = run.derivation(derive_fractional_series(c, 2)).result
+        v0, v1, v2 = run.derivation(_fractional_series(c)).result
         derived = v0 + eps * v1
         B_perp = sp.Matrix([0, q ** sp.Rational(c, 2)])
         B_par = sp.Matrix([eps * b, 0])
@@ -122,13 +145,9 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
             parameters=parameters)
         run.figure(f"c = {c}: eps^2 coefficient of the last column (the remainder's leading "
                    f"term)", sp.Matrix(v2))
-    _, column, _ = run.derivation(derive_polar_2x2()).result
-    expansion = sp.Matrix([b / (1 + s), 1])
-    yield symbolic_identity(
-        "lim_{||v_perp|| -> 0} (exact last column - expansion) at fixed ||v_par|| = b: 0 if "
-        "the remainder were O(||v_perp||^2)", stated=sp.zeros(2, 1),
-        derived=(column - expansion).subs(s, 0).applyfunc(sp.radsimp),
-        parameters={"reduced": "R = [[1, b], [0, s]]"})
+    polar, limit = _polar_limit()
+    run.derivation(polar)
+    yield limit
 
 
 # --- numeric ---------------------------------------------------------------------------------

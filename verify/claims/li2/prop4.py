@@ -9,10 +9,12 @@ late-time log-slope of :math:`\|G_F(t) - G^\star\|_F`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from typing import Any
 
 import numpy as np
+import sympy as sp
 import torch
 
 from numerics.random import make_generator, randn
@@ -26,6 +28,7 @@ from numerics.top_layer_flow import (
     stable_step,
 )
 from numerics.two_layer import center, one_hot_labels
+from theory.derivation import Derivation
 from theory.ridge import derive_ridge_fixed_point, reduced_product
 from verify.arrays import eye, inv, transpose
 from verify.claim import Assumption, Claim, NegativeControl
@@ -41,6 +44,7 @@ from verify.evidence import (
 from verify.registry import register
 from verify.run import Run
 from verify.sampling import SEED, IntRange, LogUniform, draw
+from verify.step_ladders import cached
 from verify.tolerances import conditioned, unit_roundoff
 
 # --- the paper's formulas (sympy matrices and torch tensors alike) ---------------------------
@@ -142,44 +146,87 @@ def _sum(*parts: Tolerance) -> Tolerance:
 
 # --- evidence ---------------------------------------------------------------------------------
 
+@cache
+def _fixed_point(n: int, K: int, M: int) -> Derivation:
+    """:func:`derive_ridge_fixed_point`, once per size (pure; the control's run reuses it)."""
+    return derive_ridge_fixed_point(n, K, M)
+
+
+@cache
+def _sandwiched_G(n: int, K: int, M: int, form: Callable[..., Any] | None
+                  ) -> sp.ImmutableMatrix:
+    """``S G A`` reduced exactly, for ``G = form(F, Y, eta)`` (None: the derived G*); memoised
+    on the size and the (pure) form, so the control's run recomputes only what it changes."""
+    fp = _fixed_point(n, K, M).result
+    G = fp.G if form is None else form(fp.F, fp.Y, fp.eta)
+    return sp.ImmutableMatrix(reduced_product(fp.S, G, fp.A, fp.symbols))
+
+
+@cache
+def _sandwiched_P(n: int, K: int, M: int, form: Callable[..., Any] | None
+                  ) -> sp.ImmutableMatrix:
+    """``S P`` reduced exactly, for ``P = form(F, eta)`` (None: the derived residual
+    operator dE*/dYt); memoised like :func:`_sandwiched_G`."""
+    fp = _fixed_point(n, K, M).result
+    P = fp.P if form is None else form(fp.F, fp.eta)
+    return sp.ImmutableMatrix(reduced_product(fp.S, P, eye(fp.F.rows, fp.F), fp.symbols))
+
+
+@cache
+def _identity(quantity: str, stated: sp.ImmutableMatrix, derived: sp.ImmutableMatrix,
+              size: tuple[tuple[str, int], ...], note: str) -> Evidence:
+    """:func:`symbolic_identity` memoised on its (hashable, exact) inputs."""
+    return symbolic_identity(quantity, stated=stated, derived=derived, parameters=dict(size),
+                             note=note)
+
+
 def _symbolic(run: Run) -> Iterator[Evidence]:
     s = run.params["symbolic_size"]
-    fp = run.derivation(derive_ridge_fixed_point(s["n"], s["K"], s["M"])).result
-    F, Y, eta, S, A = fp.F, fp.Y, fp.eta, fp.S, fp.A
+    n, K, M = s["n"], s["K"], s["M"]
+    size = tuple(sorted(s.items()))
+    run.derivation(_fixed_point(n, K, M))
     # S and A are positive definite for eta > 0, so S X A = S X' A iff X = X'. Comparing the
     # sandwiched forms, reduced to lowest terms in sparse polynomial arithmetic, avoids the
     # rational-function blow-up of sympy's generic 3x3 inverse (identity.is_zero times out).
-    yield symbolic_identity(
-        "G* sandwiched: S G* A, S = Ft Ft^T + eta I, A = Ft^T Ft + eta I",
-        stated=reduced_product(S, run.stated["G_star"](F, Y, eta), A, fp.symbols),
-        derived=reduced_product(S, fp.G, A, fp.symbols), parameters=s,
-        note="both sides multiplied by the invertible S (left) and A (right)")
-    identity = eye(F.rows, F)
+    yield _identity("G* sandwiched: S G* A, S = Ft Ft^T + eta I, A = Ft^T Ft + eta I",
+                    _sandwiched_G(n, K, M, run.stated["G_star"]), _sandwiched_G(n, K, M, None),
+                    size, "both sides multiplied by the invertible S (left) and A (right)")
     for name in ("P_eta_ridge", "P_eta_resolvent"):
-        yield symbolic_identity(
-            f"P_eta sandwiched: S P_eta, {name.removeprefix('P_eta_')} form vs the residual "
-            f"operator dE*/dYt", parameters=s,
-            stated=reduced_product(S, run.stated[name](F, eta), identity, fp.symbols),
-            derived=reduced_product(S, fp.P, identity, fp.symbols),
-            note="both sides multiplied by the invertible S on the left")
+        yield _identity(f"P_eta sandwiched: S P_eta, {name.removeprefix('P_eta_')} form vs the "
+                        f"residual operator dE*/dYt", _sandwiched_P(n, K, M, run.stated[name]),
+                        _sandwiched_P(n, K, M, None), size,
+                        "both sides multiplied by the invertible S on the left")
 
 
 def _numeric(run: Run) -> Iterator[Evidence]:
     p = run.params["numeric"]
     n, K, M, eta = p["n"], p["K"], p["M"], p["eta"]
-    F, Y, Ft, Yt = _random_problem(n, K, M, run.generator("numeric problem"), run)
-    full_rank, sigma_min = _full_column_rank(Ft)
+    key = f"{run.claim_id} numeric {run.seed_for('numeric problem')} " \
+          f"{run.seed_for('numeric init')} {p} {run.dtype} {run.device}"
+
+    def compute() -> dict[str, Any]:
+        """The problem, its ridge solve and the V-flow (the stated forms do not enter)."""
+        F, Y, Ft, Yt = _random_problem(n, K, M, run.generator("numeric problem"), run)
+        V0 = _initial_V(p["inits"], K, M, p["init_scale"], run.generator("numeric init"), run)
+        dt = stable_step(F, eta, p["step_safety"])
+        lam_min = float(torch.linalg.eigvalsh(transpose(Ft) @ Ft + eta * eye(K, Ft))[0])
+        # Horizon: the slow mode decays to u^(horizon) of its start, below the solve's
+        # accuracy.
+        horizon = p["horizon"] * math.log(1 / unit_roundoff(run.dtype)) / lam_min
+        steps = math.ceil(horizon / dt)
+        return {"F": F, "Ft": Ft, "Yt": Yt, "rank": _full_column_rank(Ft),
+                "fixed": ridge_fixed_point(Ft, Yt, eta), "V0": V0, "dt": dt,
+                "lam_min": lam_min, "steps": steps,
+                "traj": integrate_top_layer_flow(F, Y, V0, eta, dt=dt, steps=steps,
+                                                 record_every=steps)}
+
+    sim = cached(key, compute)
+    Ft, Yt, fixed, V0, dt, lam_min, steps, traj = (
+        sim[k] for k in ("Ft", "Yt", "fixed", "V0", "dt", "lam_min", "steps", "traj"))
+    full_rank, sigma_min = sim["rank"]
     run.assume("A1 full column rank (numeric problem)", full_rank,
                "Ft = P F has rank K (needs K <= n-1)",
                f"n={n}, K={K}, sigma_min(Ft)={sigma_min:.3g}")
-    fixed = ridge_fixed_point(Ft, Yt, eta)
-    V0 = _initial_V(p["inits"], K, M, p["init_scale"], run.generator("numeric init"), run)
-    dt = stable_step(F, eta, p["step_safety"])
-    lam_min = float(torch.linalg.eigvalsh(transpose(Ft) @ Ft + eta * eye(K, Ft))[0])
-    # Horizon: the slow mode decays to u^(horizon) of its start, below the solve's accuracy.
-    horizon = p["horizon"] * math.log(1 / unit_roundoff(run.dtype)) / lam_min
-    steps = math.ceil(horizon / dt)
-    traj = integrate_top_layer_flow(F, Y, V0, eta, dt=dt, steps=steps, record_every=steps)
     G_end = traj.G_F[-1]
 
     bound = deviation_bound(Ft, eta, V0, fixed, dt)
@@ -220,64 +267,81 @@ def _centring_gap(Ft: torch.Tensor, Yt: torch.Tensor, traj: Trajectory) -> torch
     return (center(G_Ft) - G_Ft).abs().max() / G_Ft.abs().max()
 
 
+def _rate_run(run: Run, case: Mapping[str, Any]) -> dict[str, Any]:
+    """One rate case's problem, flow, fitted rates and tolerance; cached (the stated forms do
+    not enter)."""
+    label = case["name"]
+    key = f"{run.claim_id} rate {run.seed_for(f'rate problem {label}')} " \
+          f"{run.seed_for(f'rate init {label}')} {case} {run.dtype} {run.device}"
+
+    def compute() -> dict[str, Any]:
+        n, K, M, eta = case["n"], case["K"], case["M"], case["eta"]
+        s = torch.tensor(case["singular_values"], dtype=torch.float64)
+        gen = run.generator(f"rate problem {label}")
+        F = centred_features_with_spectrum(n, s, K, gen, dtype=run.dtype, device=run.device)
+        Y = one_hot_labels(n, M, gen, device=run.device, dtype=run.dtype)
+        Ft, Yt = center(F), center(Y)
+        fixed = ridge_fixed_point(Ft, Yt, eta)
+        V0 = _initial_V(case["inits"], K, M, case["init_scale"],
+                        run.generator(f"rate init {label}"), run)
+        dt = stable_step(F, eta, case["step_safety"])
+        bound = deviation_bound(Ft, eta, V0, fixed, dt)
+        lam1 = float(bound.lam[0])
+        # Fit window: from where ||G - G*|| has fallen by u^a to where it has fallen by u^b
+        # (b < 1 keeps it above the roundoff floor of G*), placed with the derived lambda_1.
+        log_u = math.log(1 / unit_roundoff(run.dtype))
+        t_a, t_b = (w * log_u / lam1 for w in case["window"])
+        steps = math.ceil(t_b / dt)
+        traj = integrate_top_layer_flow(F, Y, V0, eta, dt=dt, steps=steps,
+                                        record_every=max(1, steps // case["records"]))
+        distance = torch.linalg.matrix_norm(traj.G_F - fixed.G).cpu().double().numpy()  # (R, B)
+        inside = (traj.times >= t_a).numpy()
+        t = traj.times.numpy()[inside]
+        rates = np.array([-np.polyfit(t, np.log(distance[inside, b]), 1)[0]
+                          for b in range(distance.shape[1])])
+
+        bias = float(bound.slope_bias(t_a).max()) / lam1
+        rk4 = abs(float(bound.lam_hat[0]) - lam1) / lam1
+        # Roundoff in the fitted logs: delta <= floor/||G - G*||, largest at the window's end;
+        # a least-squares slope over a span L moves by at most (3/L) max|delta| (4/L for the
+        # discrete grid).
+        floor = conditioned(run.dtype, _solve_condition(Ft, eta, fixed), max(n, K),
+                            "floor").value * float(torch.linalg.matrix_norm(fixed.G))
+        delta = floor / float(distance[inside][-1].min())  # the window's last record
+        noise = 4 * delta / (t_b - t_a) / lam1
+        tolerance = Tolerance(
+            bias + rk4 + noise,
+            f"slope bias <= {bias:.1e} (next mode e^-(lam2-lam1)t and D D^T term e^-lam1 t "
+            f"after lam1 t_a = {lam1 * t_a:.1f}, gap lam2-lam1 = {bound.gap:.3g}) + RK4 rate "
+            f"offset |lam1_hat - lam1|/lam1 = {rk4:.1e} (dt lam1 = {dt * lam1:.2g}) + "
+            f"roundoff in the fitted logs {noise:.1e}")
+        return {"Ft": Ft, "rank": _full_column_rank(Ft), "G_norm":
+                float(torch.linalg.matrix_norm(fixed.G)), "lam1": lam1, "rates": rates,
+                "tolerance": tolerance, "dt": dt, "window": [t_a, t_b]}
+
+    return cached(key, compute)
+
+
 def _rate(run: Run, case: Mapping[str, Any]) -> Evidence:
     n, K, M, eta = case["n"], case["K"], case["M"], case["eta"]
     label = case["name"]
-    s = torch.tensor(case["singular_values"], dtype=torch.float64)
-    gen = run.generator(f"rate problem {label}")
-    F = centred_features_with_spectrum(n, s, K, gen, dtype=run.dtype, device=run.device)
-    Y = one_hot_labels(n, M, gen, device=run.device, dtype=run.dtype)
-    Ft, Yt = center(F), center(Y)
-    full_rank, sigma_min = _full_column_rank(Ft)
+    sim = _rate_run(run, case)
+    full_rank, sigma_min = sim["rank"]
     run.assume(f"A1 full column rank (rate case {label})", full_rank,
                "Ft = P F has rank K (needs K <= n-1)",
                f"n={n}, K={K}, sigma_min(Ft)={sigma_min:.3g}"
                + ("" if full_rank else "; outside A1 by design: Prop. 4's rate is then eta"),
                probe=case.get("probe", False))
-    fixed = ridge_fixed_point(Ft, Yt, eta)
-    V0 = _initial_V(case["inits"], K, M, case["init_scale"],
-                    run.generator(f"rate init {label}"), run)
-    dt = stable_step(F, eta, case["step_safety"])
-    bound = deviation_bound(Ft, eta, V0, fixed, dt)
-    lam1 = float(bound.lam[0])
-    # Fit window: from where ||G - G*|| has fallen by u^a to where it has fallen by u^b (b < 1
-    # keeps it above the roundoff floor of G*), placed with the derived lambda_1.
-    log_u = math.log(1 / unit_roundoff(run.dtype))
-    t_a, t_b = (w * log_u / lam1 for w in case["window"])
-    steps = math.ceil(t_b / dt)
-    traj = integrate_top_layer_flow(F, Y, V0, eta, dt=dt, steps=steps,
-                                    record_every=max(1, steps // case["records"]))
-    distance = torch.linalg.matrix_norm(traj.G_F - fixed.G).cpu().double().numpy()  # (R, B)
-    inside = (traj.times >= t_a).numpy()
-    t = traj.times.numpy()[inside]
-    rates = np.array([-np.polyfit(t, np.log(distance[inside, b]), 1)[0]
-                      for b in range(distance.shape[1])])
-
-    bias = float(bound.slope_bias(t_a).max()) / lam1
-    rk4 = abs(float(bound.lam_hat[0]) - lam1) / lam1
-    # Roundoff in the fitted logs: delta <= floor/||G - G*||, largest at the window's end;
-    # a least-squares slope over a span L moves by at most (3/L) max|delta| (4/L for the
-    # discrete grid).
-    floor = conditioned(run.dtype, _solve_condition(Ft, eta, fixed), max(n, K),
-                        "floor").value * float(torch.linalg.matrix_norm(fixed.G))
-    delta = floor / float(distance[inside][-1].min())  # the window's last record
-    noise = 4 * delta / (t_b - t_a) / lam1
-    tolerance = Tolerance(
-        bias + rk4 + noise,
-        f"slope bias <= {bias:.1e} (next mode e^-(lam2-lam1)t and D D^T term e^-lam1 t after "
-        f"lam1 t_a = {lam1 * t_a:.1f}, gap lam2-lam1 = {bound.gap:.3g}) + RK4 rate offset "
-        f"|lam1_hat - lam1|/lam1 = {rk4:.1e} (dt lam1 = {dt * lam1:.2g}) + roundoff in the "
-        f"fitted logs {noise:.1e}")
     run.figure(f"sigma_min(Ft) (rate case {label})", sigma_min)
-    run.figure(f"||G*||_F (rate case {label})", float(torch.linalg.matrix_norm(fixed.G)))
+    run.figure(f"||G*||_F (rate case {label})", sim["G_norm"])
     B = case["inits"]
     return compare(
         Route.RATE, f"decay rate of ||G_F(t) - G*|| ({label}): fit vs sigma_min^2 + eta vs "
                     f"lambda_min(A)",
-        stated=float(run.stated["rate"](Ft, eta)) * np.ones(B), derived=lam1 * np.ones(B),
-        measured=rates, tolerance=tolerance,
+        stated=float(run.stated["rate"](sim["Ft"], eta)) * np.ones(B),
+        derived=sim["lam1"] * np.ones(B), measured=sim["rates"], tolerance=sim["tolerance"],
         parameters={"n": n, "K": K, "M": M, "eta": eta, "singular_values": case[
-            "singular_values"], "dt": dt, "window": [t_a, t_b], "inits": B})
+            "singular_values"], "dt": sim["dt"], "window": sim["window"], "inits": B})
 
 
 PROPERTY_SPACE = {"n": IntRange(2, 24), "K": IntRange(1, 32), "M": IntRange(2, 6),

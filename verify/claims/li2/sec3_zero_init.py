@@ -72,6 +72,8 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
         stated=run.stated["G"](series.Ft, series.Yt, series.t), derived=zero_init,
         parameters={**size, "eta": "symbolic (any eta >= 0)"},
         note="series of G_Ft = -dJ/dFt along the flow from V0 = alpha U, at alpha = 0")
+    if run.is_control:  # the t^2 figure informs; it does not decide
+        return
     small = run.params["t2_size"]
     # Only the t^2 coefficient is reported: the order-2 derivation's own steps (thousands of
     # terms) would cost far more to print than to derive, so it is not attached.

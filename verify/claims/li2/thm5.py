@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import sympy as sp
@@ -58,6 +58,7 @@ from numerics.memorisation import (
 )
 from numerics.random import make_generator, randn
 from numerics.two_layer import center
+from theory.derivation import Derivation
 from theory.energy import freeze_activation, sigma
 from theory.memorisation import (
     derive_phi,
@@ -256,9 +257,35 @@ def _reduced(group: str, name: str, counts: tuple[int, ...], random_starts: int,
 
 # --- checks -----------------------------------------------------------------------------------
 
+@cache
+def _single_target_energy(group: str, counts: tuple[int, ...]) -> Derivation:
+    """:func:`derive_single_target_energy` for ``group`` (target its last element), once per
+    (group, counts): pure, so the control's run reuses it."""
+    G = build_group(group)
+    return derive_single_target_energy(G.table, G.order - 1, counts)
+
+
+@cache
+def _phi(name: str) -> Derivation:
+    """:func:`derive_phi`, once per activation."""
+    return derive_phi(name)
+
+
+@cache
+def _power_family() -> Derivation:
+    """:func:`derive_power_family`, once per process."""
+    return derive_power_family()
+
+
+@cache
+def _vertex_maxima(name: str, counts: tuple[int, ...], n: int) -> Derivation:
+    """:func:`derive_vertex_maxima` at p = counts / n, once per (activation, counts)."""
+    return derive_vertex_maxima(name, [sp.Rational(c, n) for c in counts])
+
+
 def _reduction(run: Run, group: str, counts: tuple[int, ...]) -> Iterator[Evidence]:
     G = build_group(group)
-    d = run.derivation(derive_single_target_energy(G.table, G.order - 1, tuple(counts)))
+    d = run.derivation(_single_target_energy(group, tuple(counts)))
     e = d.result
     n = e.n
     p = [sp.Rational(c, n) for c in counts]
@@ -281,7 +308,7 @@ def _classification(run: Run, names: tuple[str, ...],
                     measured: dict[str, list[float]]) -> Iterator[Evidence]:
     classify = run.stated["classification"]
     for name in names:
-        facts = run.derivation(derive_phi(name)).result
+        facts = run.derivation(_phi(name)).result
         derived = {"nondecreasing": "focused", "strictly decreasing": "spreading"}.get(
             facts.monotonicity)
         quantity = f"sigma = {name}: focused (1) or spreading (0)"
@@ -301,7 +328,7 @@ def _classification(run: Run, names: tuple[str, ...],
             note="derived: Lemma 6's condition on the sign of x sigma'' - sigma' (sympy); "
                  "measured: the focus statistic of the global maximiser found by ascent "
                  "(focused: at most one |s_g| above the cluster tolerance)")
-    family = run.derivation(derive_power_family()).result
+    family = run.derivation(_power_family()).result
     yield compare(
         Route.SYMBOLIC, "sigma = x^q for every q >= 2 (symbolic q): focused (1)",
         stated=[LABEL[classify("x^2")]],
@@ -380,7 +407,7 @@ def _landscape_evidence(run: Run, group: str, name: str, counts: tuple[int, ...]
         note="Thm. 5: no other local optima; a strict local maximum passes the tangent "
              "Hessian test and the one-sided slope test after Newton polishing")
     if kind == "focused" and name.startswith("x^"):
-        vertex = run.derivation(derive_vertex_maxima(name, [sp.Rational(c, n) for c in counts]))
+        vertex = run.derivation(_vertex_maxima(name, tuple(counts), n))
         yield compare(
             Route.SYMBOLIC, f"{group}, sigma = {name}: focused points that are strict local "
                             f"maxima of F (exact second-order test)",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import sympy as sp
@@ -42,6 +42,7 @@ from numerics.ridge_inverse import (
 )
 from numerics.tiny_trainer import train_two_layer
 from numerics.two_layer import center
+from theory.derivation import Derivation
 from theory.schur import (
     derive_ridge_inverse_entry,
     derive_schur_denominator,
@@ -235,23 +236,38 @@ def _network_study(run: Run) -> Iterator[Evidence]:
 
 # --- the check ---------------------------------------------------------------------------
 
+@cache
+def _symbolic_pair(n: int, K: int, j: int, l: int
+                   ) -> tuple[Derivation, Derivation, Derivation, Evidence]:
+    """The derivations of b_jl, the Schur terms and the Schur denominator on symbolic Ft and
+    eta, and the denominator's identity; pure in the size, so the control's run reuses them."""
+    entry = derive_ridge_inverse_entry(n, K, j, l)
+    _, F, eta = entry.result
+    schur = derive_schur_terms(F, eta, j, l)
+    alpha, beta, gamma = schur.result
+    denominator = derive_schur_denominator(F, eta, j, l)
+    evidence = symbolic_identity(
+        f"alpha gamma - beta^2 = det A / det(F_r^T F_r + eta I) > 0, pair ({j}, {l})",
+        stated=sp.cancel(alpha * gamma - beta**2), derived=denominator.result,
+        parameters={"n": n, "K": K, "j": j, "l": l},
+        note="a ratio of determinants of positive-definite matrices: the paper's "
+             "alpha gamma - beta^2 > 0, so sign(b_jl) = -sign(beta)")
+    return entry, schur, denominator, evidence
+
+
 def _symbolic_study(run: Run) -> Iterator[Evidence]:
     s = run.params["symbolic_size"]
     for j, l in s["pairs"]:
-        d = run.derivation(derive_ridge_inverse_entry(s["n"], s["K"], j, l))
-        b, F, eta = d.result
-        alpha, beta, gamma = run.derivation(derive_schur_terms(F, eta, j, l)).result
+        entry, schur, denominator, positive = _symbolic_pair(s["n"], s["K"], j, l)
+        b, _, _ = run.derivation(entry).result
+        alpha, beta, gamma = run.derivation(schur).result
         size = {"n": s["n"], "K": s["K"], "j": j, "l": l}
         yield symbolic_identity(
             f"b_{j}{l} on symbolic Ft and eta", parameters=size,
             stated=sp.cancel(run.stated["b_jl"](alpha, beta, gamma)), derived=b,
             note="both sides in canonical form (cancel)")
-        ratio = run.derivation(derive_schur_denominator(F, eta, j, l)).result
-        yield symbolic_identity(
-            f"alpha gamma - beta^2 = det A / det(F_r^T F_r + eta I) > 0, pair ({j}, {l})",
-            stated=sp.cancel(alpha * gamma - beta**2), derived=ratio, parameters=size,
-            note="a ratio of determinants of positive-definite matrices: the paper's "
-                 "alpha gamma - beta^2 > 0, so sign(b_jl) = -sign(beta)")
+        run.derivation(denominator)
+        yield positive
 
 
 def _property_study(run: Run) -> Iterator[Evidence]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,7 @@ from theory.coupon_collector import (
 )
 from theory.coupon_collector import q as q_symbol
 from theory.coupon_collector import t as t_symbol
+from theory.derivation import Derivation
 from verify.arrays import exp, gate, transpose
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
@@ -128,24 +130,38 @@ def stated_update_matrix(X: Any, d: Any, Yt: Any) -> Any:
 
 # --- symbolic --------------------------------------------------------------------------------
 
+_A = sp.Symbol("a", positive=True)
+
+
+@cache
+def _chain_derivations(L: int) -> tuple[Derivation, Derivation, Derivation]:
+    """The Markov-chain derivations (independent nodes, Eq. 45's step, the halved model); pure
+    in ``L``, so the negative control's run reuses them."""
+    probs = probabilities(L)
+    return (derive_expected_nodes(probs), derive_step_bound(),
+            derive_expected_nodes(probs, 2**(-_A)))
+
+
+@cache
+def _identity(quantity: str, stated: sp.Expr, derived: sp.Expr, L: int | None) -> Evidence:
+    """:func:`symbolic_identity` memoised on its (hashable, exact) inputs."""
+    return symbolic_identity(quantity, stated=stated, derived=derived,
+                             parameters={} if L is None else {"L": L})
+
+
 def _symbolic(run: Run) -> Iterator[Evidence]:
     L = run.params["symbolic_L"]
     probs = probabilities(L)
     T0 = integrate_over_time(run.stated["collection_integrand"](list(probs), t_symbol))
-    independent = run.derivation(derive_expected_nodes(probs)).result
-    yield symbolic_identity(f"Eq. 41 integral vs the expected number of independent nodes "
-                            f"(Markov chain), L = {L}, symbolic p", stated=T0,
-                            derived=independent, parameters={"L": L})
-    a = sp.Symbol("a", positive=True)
-    step = run.derivation(derive_step_bound()).result
-    yield symbolic_identity("Eq. 45: 1 / p_new in the proof's Muon model vs the stated wait "
-                            "2^-a / q + 1 - 2^-a", stated=run.stated["wait"](q_symbol, a),
-                            derived=step.subs(theta, 2**(-a)))
-    halved = run.derivation(derive_expected_nodes(probs, 2**(-a))).result
-    yield symbolic_identity(f"T_a formula vs the expected number of nodes when found modes' "
-                            f"weights are x 2^-a (the proof's Muon model), L = {L}",
-                            stated=run.stated["muon_time"](T0, L, a), derived=halved,
-                            parameters={"L": L})
+    independent, step, halved = (run.derivation(d).result for d in _chain_derivations(L))
+    yield _identity(f"Eq. 41 integral vs the expected number of independent nodes "
+                    f"(Markov chain), L = {L}, symbolic p", T0, independent, L)
+    yield _identity("Eq. 45: 1 / p_new in the proof's Muon model vs the stated wait "
+                    "2^-a / q + 1 - 2^-a", run.stated["wait"](q_symbol, _A),
+                    step.subs(theta, 2**(-_A)), None)
+    yield _identity(f"T_a formula vs the expected number of nodes when found modes' "
+                    f"weights are x 2^-a (the proof's Muon model), L = {L}",
+                    run.stated["muon_time"](T0, L, _A), halved, L)
 
 
 # --- Monte Carlo ------------------------------------------------------------------------------
