@@ -105,8 +105,8 @@ def first_jump_time(problem: Regression, a: torch.Tensor, levels: torch.Tensor, 
     W0 = torch.zeros(2, B, d, dtype=A.dtype, device=A.device)
     W0[0] = math.sqrt(2) * a.to(A.device, A.dtype)[:, None]
     mask = torch.ones(2, B, 1, dtype=A.dtype, device=A.device)
-    flow = ProductFlow(problem.grad, torch.full((B, 1), 2.0, dtype=A.dtype, device=A.device),
-                       mask)
+    # q = 2 as a Python number: odd_power's fast path, the same bits as a (B, 1) tensor of 2s
+    flow = ProductFlow(problem.grad, 2.0, mask)
     scale = levels.to(A.device, A.dtype)
     ev = integrate_to_event(flow, W0, h=dt, max_steps=max_steps,
                             event=lambda W: ((W[0] * W[1]).abs() / scale).amax(-1) - 1)

@@ -14,6 +14,7 @@ Every function returns a :class:`theory.derivation.Derivation`.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import sympy as sp
@@ -80,9 +81,11 @@ def derive_block(L: int, zeros: tuple[int, ...]) -> Derivation:
     eig = d.step("Hessian eigenvalues (with multiplicity)", hess.eigenvals())
     v = sp.symbols(f"v1:{L + 1}", real=True)
     phi = F.subs({wi: wi + T * vi for wi, vi in zip(w, v)}, simultaneous=True)
-    directional = tuple(
-        sp.factor(_derivative_symbols(sp.diff(phi, T, j).subs(at).subs(T, 0).doit()))
-        for j in range(1, L + 1))
+    # d^j/dt^j phi = d/dt of d^(j-1)/dt^(j-1) phi: one differentiation per order
+    derivatives = list(itertools.accumulate(range(L), lambda e, _: sp.diff(e, T),
+                                            initial=phi))[1:]
+    directional = tuple(sp.factor(_derivative_symbols(e.subs(at).subs(T, 0).doit()))
+                        for e in derivatives)
     d.step("directional derivatives d^j/dt^j F(w + t v) at t = 0, j = 1..L",
            sp.Matrix(directional))
     nonzero = [j for j, e in enumerate(directional, start=1) if sp.simplify(e) != 0]

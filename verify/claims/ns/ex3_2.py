@@ -111,7 +111,8 @@ def _trajectory(run: Run) -> Iterator[Evidence]:
     delta = torch.tensor([[v] for v in p["delta"] for _ in range(p["inits"])],
                          dtype=run.dtype, device=run.device)
     W0 = _balanced(delta, d, p["init_scale"], run.generator("trajectory"), run)
-    two = torch.full_like(delta, 2.0)
+    # q = 2 as a Python number: odd_power's fast path, the same bits as the tensor form
+    two = 2.0
     mask = torch.ones(2, delta.shape[0], 1, dtype=run.dtype, device=run.device)
     gf = ProductFlow(problem.grad, two, mask)
     key = f"ns.ex3.2 trajectory {p} {run.seed_for('trajectory')} {run.dtype} {run.device}"
@@ -149,8 +150,8 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
         delta = torch.full((p["inits"], 1), delta_value, dtype=run.dtype, device=run.device)
         W0 = _balanced(delta, d, p["init_scale"], run.generator(f"bias {delta_value}"), run)
         x0 = W0.prod(0)
-        two = torch.full_like(delta, 2.0)
-        gf = ProductFlow(problem.grad, two, torch.ones(2, p["inits"], 1, dtype=run.dtype,
+        # q = 2 as a Python number: odd_power's fast path, the same bits as the tensor form
+        gf = ProductFlow(problem.grad, 2.0, torch.ones(2, p["inits"], 1, dtype=run.dtype,
                                                        device=run.device))
         # RK4 is stable for dt * lambda_max < 2.78; lambda_max <= curvature * M with
         # M = sqrt(delta^2 + 4 x^2) along the path (|x| bounded by p["x_bound"]).

@@ -20,6 +20,7 @@ import sympy as sp
 import torch
 
 from numerics.steepest_flows import Regression, default_regression
+from theory.derivation import Derivation
 from theory.saddles import (
     ALPHA,
     DecayBlock,
@@ -60,13 +61,24 @@ def stated_decay_saddle(L, alpha_over_g):
 
 
 @cache
+def _block_derivation(L: int, zeros: tuple[int, ...]) -> Derivation:
+    """:func:`theory.saddles.derive_block`, derived once per process (a pure function of
+    ``L`` and ``zeros``: the control's run and the decay claim reuse it)."""
+    return derive_block(L, zeros)
+
+
 def _block(L: int, zeros: tuple[int, ...]) -> SaddleBlock:
-    return derive_block(L, zeros).result
+    return _block_derivation(L, zeros).result
 
 
 @cache
+def _decay_block_derivation(L: int) -> Derivation:
+    """:func:`theory.saddles.derive_decay_block` on factors 1, 2, derived once per process."""
+    return derive_decay_block(L, (0, 1))
+
+
 def _decay_block(L: int) -> DecayBlock:
-    return derive_decay_block(L, (0, 1)).result
+    return _decay_block_derivation(L).result
 
 
 def _patterns(L: int) -> list[tuple[int, ...]]:
@@ -81,7 +93,7 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
     stated, derived, stated_zero, derived_zero, crit = [], [], [], [], []
     for L in L_values:
         for zeros in _patterns(L):
-            d = derive_block(L, zeros)
+            d = _block_derivation(L, zeros)
             if zeros == tuple(range(L)):
                 run.derivation(d)
             b = d.result
@@ -107,7 +119,7 @@ def _decay_symbolic(run: Run) -> Iterator[Evidence]:
     saddle = run.stated["decay_saddle"]
     st, de = [], []
     for L in L_values:
-        run.derivation(derive_decay_block(L, (0, 1)))
+        run.derivation(_decay_block_derivation(L))
         eig = _decay_block(L).eigenvalues_at_origin
         for ratio in run.params["alpha_ratio"]:
             r = sp.nsimplify(ratio)
@@ -160,7 +172,7 @@ def _derived_hessian(W: torch.Tensor, patterns, g: torch.Tensor) -> torch.Tensor
         w = factor_symbols(L)
         sub = {w[j]: float(W[order[j], c]) for j in range(L)}
         sub[G] = float(g[c])
-        block = torch.tensor([[float(canon.hessian[a, b].subs(sub)) for b in range(L)]
+        block = torch.tensor([[float(canon.hessian[a, b].xreplace(sub)) for b in range(L)]
                               for a in range(L)], dtype=torch.float64)
         idx = [order[j] * n + c for j in range(L)]
         H[np.ix_(idx, idx)] = block
@@ -178,32 +190,31 @@ def _directional(F, flat: torch.Tensor, v: torch.Tensor, L: int, J: int) -> list
     return out
 
 
-def _numeric(run: Run) -> Iterator[Evidence]:
+def _measure_points(run: Run, problem: Regression, g: torch.Tensor) -> list[dict]:
+    """Autograd at ``points`` random points of S per depth: gradient norm, Hessian (and the
+    sympy blocks' Hessian at the same point), whether an eigenvalue is negative, and per
+    coordinate the first non-vanishing directional derivative. The stated forms do not
+    enter; ``run.stated`` is applied by :func:`_numeric`."""
     p = run.params
     n = p["n"]
     u = unit_roundoff(run.dtype)
-    problem, g = _problem(run)
     scale = float(g.abs().max())
     gen = run.generator("points")
-    order = run.stated["order"]
     F = _objective(problem, 0.0)
-    grad_norms, h_meas, h_der, neg_st, neg_me = [], [], [], [], []
-    ord_st, ord_me, lead_me, lead_de = [], [], [], []
+    points = []
     for L in p["L"]:
         for _ in range(p["points"]):
             W, patterns = _sample(L, n, gen, run.dtype, run.device)
             flat = W.reshape(-1).clone().requires_grad_(True)
             (grad,) = torch.autograd.grad(F(flat, L), flat)
-            grad_norms.append(float(grad.norm()))
             H = torch.autograd.functional.hessian(lambda z, L=L: F(z, L), flat.detach()).double()
-            h_meas.append(H.cpu())
-            h_der.append(_derived_hessian(W.double().cpu(), patterns, g))
             eigs = torch.linalg.eigvalsh(H)
-            # stated: strict saddle iff some coordinate has order 2 (g != 0 everywhere)
-            neg_st.append(int(min(order(len(z)) for z in patterns) == 2))
-            # negative beyond eigvalsh's backward error ~ (L n) u ||H||, ||H|| <= max|g| * 4
-            # (|P| <= 4 for factors in [0.5, 2]); x16 margin
-            neg_me.append(int(float(eigs.min()) < -16 * L * n * u * 4 * scale))
+            point = {"patterns": patterns, "grad_norm": float(grad.norm()), "H": H.cpu(),
+                     "H_derived": _derived_hessian(W.double().cpu(), patterns, g),
+                     # negative beyond eigvalsh's backward error ~ (L n) u ||H||,
+                     # ||H|| <= max|g| * 4 (|P| <= 4 for factors in [0.5, 2]); x16 margin
+                     "negative": int(float(eigs.min()) < -16 * L * n * u * 4 * scale),
+                     "order": [], "leading": [], "leading_derived": []}
             for c, zeros in enumerate(patterns):
                 v = torch.zeros(L, n, dtype=run.dtype, device=run.device)
                 v[:, c] = torch.sign(torch.randn(L, generator=gen, dtype=torch.float64)) * (
@@ -216,10 +227,33 @@ def _numeric(run: Run) -> Iterator[Evidence]:
                 # is not roundoff of the L <= 4 nested products
                 thresh = 1e3 * u * abs(leading)
                 first = next((j for j, x in enumerate(ders, start=1) if abs(x) > thresh), 0)
-                ord_st.append(order(k))
-                ord_me.append(first)
-                lead_me.append(ders[first - 1] if first else 0.0)
-                lead_de.append(leading)
+                point["order"].append(first)
+                point["leading"].append(ders[first - 1] if first else 0.0)
+                point["leading_derived"].append(leading)
+            points.append(point)
+    return points
+
+
+def _numeric(run: Run) -> Iterator[Evidence]:
+    p = run.params
+    n = p["n"]
+    u = unit_roundoff(run.dtype)
+    problem, g = _problem(run)
+    order = run.stated["order"]
+    key = f"ns.thm4.3 points {run.seed_for('points')} {run.seed_for('problem')} {n} " \
+          f"{p['L']} {p['points']} {run.dtype} {run.device}"
+    points = cached(key, lambda: _measure_points(run, problem, g))
+    grad_norms = [pt["grad_norm"] for pt in points]
+    h_meas = [pt["H"] for pt in points]
+    h_der = [pt["H_derived"] for pt in points]
+    # stated: strict saddle iff some coordinate has order 2 (g != 0 everywhere)
+    neg_st = [int(min(order(len(z)) for z in pt["patterns"]) == 2) for pt in points]
+    neg_me = [pt["negative"] for pt in points]
+    ord_st = [order(len(z)) for pt in points for z in pt["patterns"]]
+    ord_me = [o for pt in points for o in pt["order"]]
+    lead_me = [x for pt in points for x in pt["leading"]]
+    lead_de = [x for pt in points for x in pt["leading_derived"]]
+    L = max(p["L"])  # the Hessian tolerance below is set by the deepest L
     params = {"n": n, "L": p["L"], "points": p["points"]}
     yield compare(Route.NUMERIC, "||grad F|| at random points of S (autograd)",
                   derived=torch.zeros(len(grad_norms)), measured=torch.tensor(grad_norms),
@@ -261,15 +295,17 @@ def _problem(run: Run) -> tuple[Regression, torch.Tensor]:
     return problem, g
 
 
-def _decay(run: Run) -> Iterator[Evidence]:
+def _decay_measurements(run: Run, problem: Regression, g: torch.Tensor
+                        ) -> tuple[list[float], list[torch.Tensor], list[torch.Tensor],
+                                   list[int]]:
+    r"""Per (L, alpha/|g|): :math:`\|\nabla F_\alpha\|/(\alpha\|w\|)` at random points of S
+    off the origin, the autograd and the derived Hessian spectrum at the origin, and whether
+    the autograd spectrum has a negative eigenvalue. The stated forms do not enter."""
     p = run.params
     n = p["n"]
-    u = unit_roundoff(run.dtype)
-    problem, g = _problem(run)
     gen = run.generator("points")
     gmax = float(g.abs().max())
-    saddle = run.stated["decay_saddle"]
-    ratio_me, ratio_de, eig_me, eig_de, st, me = [], [], [], [], [], []
+    ratio_me, eig_me, eig_de, me = [], [], [], []
     for L in p["L"]:
         for ratio in p["alpha_ratio"]:
             alpha = ratio * gmax
@@ -282,7 +318,6 @@ def _decay(run: Run) -> Iterator[Evidence]:
                 (grad,) = torch.autograd.grad(F(flat, L), flat)
                 # derived: grad F_alpha = alpha w on S, never 0 off the origin
                 ratio_me.append(float(grad.norm()) / (alpha * float(W.norm())))
-                ratio_de.append(1.0)
             origin = torch.zeros(L * n, dtype=run.dtype, device=run.device)
             eigs = torch.linalg.eigvalsh(torch.autograd.functional.hessian(
                 lambda z, F=F, L=L: F(z, L), origin)).double().cpu()
@@ -291,8 +326,22 @@ def _decay(run: Run) -> Iterator[Evidence]:
                              for gc in g for e, mult in block.items() for _ in range(mult))
             eig_me.append(eigs)
             eig_de.append(torch.tensor(derived, dtype=torch.float64))
-            st.append(saddle(L, ratio))
             me.append(int(float(eigs.min()) < 0))
+    return ratio_me, eig_me, eig_de, me
+
+
+def _decay(run: Run) -> Iterator[Evidence]:
+    p = run.params
+    n = p["n"]
+    u = unit_roundoff(run.dtype)
+    problem, g = _problem(run)
+    saddle = run.stated["decay_saddle"]
+    key = f"ns.x.thm4.3-decay {run.seed_for('points')} {run.seed_for('problem')} {n} " \
+          f"{p['L']} {p['points']} {p['alpha_ratio']} {run.dtype} {run.device}"
+    # the control's run reuses the autograd work
+    ratio_me, eig_me, eig_de, me = cached(key, lambda: _decay_measurements(run, problem, g))
+    ratio_de = [1.0] * len(ratio_me)
+    st = [saddle(L, ratio) for L in p["L"] for ratio in p["alpha_ratio"]]
     params = {"n": n, "L": p["L"], "alpha_ratio": p["alpha_ratio"]}
     yield compare(Route.NUMERIC, "with decay: ||grad F_alpha|| / (alpha ||w||) at random points "
                   "of S (derived: 1, so not critical)", derived=torch.tensor(ratio_de),
@@ -313,31 +362,43 @@ def _decay(run: Run) -> Iterator[Evidence]:
 
 
 def _gradient_flow_field(problem: Regression, W: torch.Tensor) -> torch.Tensor:
-    r""":math:`\dot w_i = -\nabla f(x)\odot\prod_{j\ne i}w_j` (gradient flow, q = 2)."""
-    g = problem.grad(W.prod(0, keepdim=True))[0]
+    r""":math:`\dot w_i = -\nabla f(x)\odot\prod_{j\ne i}w_j` (gradient flow, q = 2), batched:
+    ``W`` is ``(L, B, n)``."""
+    g = problem.grad(W.prod(0))
     return torch.stack([-g * torch.cat([W[:i], W[i + 1:]]).prod(0) for i in range(W.shape[0])])
 
 
-def escape_time(problem: Regression, W0: torch.Tensor, *, h: float, max_steps: int) -> float:
-    r"""Time for gradient flow from ``W0`` to halve the loss: RK4 with the step
-    :math:`dt = h\,\|W\|/\|\dot W\|` (relative change h per step, so the slow start near S and
-    the fast exit are resolved alike), the crossing interpolated linearly in the loss. NaN if
-    not reached in ``max_steps``."""
-    W, t = W0.clone(), 0.0
-    f0 = float(problem.loss(W.prod(0)[None])[0])
-    f = f0
+def escape_times(problem: Regression, W0: torch.Tensor, h: torch.Tensor, *,
+                 max_steps: int) -> torch.Tensor:
+    r"""Time for gradient flow from each ``W0[:, b]`` (``W0`` is ``(L, B, n)``) to halve its
+    loss: RK4 with the per-trajectory step :math:`dt = h_b\,\|W\|/\|\dot W\|` (relative
+    change :math:`h_b` per step, so the slow start near S and the fast exit are resolved
+    alike), the crossing interpolated linearly in the loss. A trajectory stops at its
+    crossing; NaN where it is not reached in ``max_steps``."""
+    W = W0.clone()
+    t = torch.zeros_like(h)
+    f0 = problem.loss(W.prod(0))
+    f = f0.clone()
+    out = torch.full_like(h, math.nan)
+    active = torch.ones_like(h, dtype=torch.bool)
     for _ in range(max_steps):
         k1 = _gradient_flow_field(problem, W)
-        dt = h * float(W.norm() / k1.norm())
-        k2 = _gradient_flow_field(problem, W + dt / 2 * k1)
-        k3 = _gradient_flow_field(problem, W + dt / 2 * k2)
-        k4 = _gradient_flow_field(problem, W + dt * k3)
-        W_next = W + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        f_next = float(problem.loss(W_next.prod(0)[None])[0])
-        if f_next <= 0.5 * f0:
-            return t + dt * (f - 0.5 * f0) / (f - f_next)
-        W, t, f = W_next, t + dt, f_next
-    return math.nan
+        dt = h * (W.norm(dim=(0, 2)) / k1.norm(dim=(0, 2)))
+        step = dt[None, :, None]
+        k2 = _gradient_flow_field(problem, W + step / 2 * k1)
+        k3 = _gradient_flow_field(problem, W + step / 2 * k2)
+        k4 = _gradient_flow_field(problem, W + step * k3)
+        W_next = W + step / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        f_next = problem.loss(W_next.prod(0))
+        done = active & (f_next <= 0.5 * f0)
+        out = torch.where(done, t + dt * (f - 0.5 * f0) / (f - f_next), out)
+        active = active & ~done
+        if not bool(active.any()):
+            break
+        W = torch.where(active[None, :, None], W_next, W)
+        t = torch.where(active, t + dt, t)
+        f = torch.where(active, f_next, f)
+    return out
 
 
 def _escape(run: Run) -> Iterator[Evidence]:
@@ -358,9 +419,18 @@ def _escape(run: Run) -> Iterator[Evidence]:
           f"{run.dtype} {run.device}"
 
     def simulate() -> dict[tuple[int, float], list[float]]:
-        # the stated forms do not enter: the control's run reuses these times
-        return {(L, h): [escape_time(problem, a * u[:L], h=h, max_steps=p["max_steps"])
-                         for a in scales] for L in p["L"] for h in (p["h"], p["h"] / 2)}
+        # the stated forms do not enter: the control's run reuses these times. One batch per
+        # depth: every (h, a) pair, each trajectory with its own step and stopping time.
+        steps = (p["h"], p["h"] / 2)
+        times = {}
+        for L in p["L"]:
+            pairs = [(h, a) for h in steps for a in scales]
+            W0 = torch.stack([a * u[:L] for _, a in pairs], dim=1)
+            hs = torch.tensor([h for h, _ in pairs], dtype=run.dtype, device=run.device)
+            T = escape_times(problem, W0, hs, max_steps=p["max_steps"]).tolist()
+            for h in steps:
+                times[(L, h)] = [T[pairs.index((h, a))] for a in scales]
+        return times
 
     times = cached(key, simulate)
     for L in p["L"]:
