@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import torch
 
 from numerics.errors import Diverged
-from numerics.integrators import rk4_step
 from numerics.steepest_flows import (
     GradFn,
     ProductFlow,
@@ -201,8 +200,9 @@ def adaptive_rest(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torc
                   speed_tol: float, max_steps: int, window: int = 20) -> AdaptiveRest:
     r"""RK4 with step doubling (one step of :math:`h` against two of :math:`h/2`; local error
     :math:`|y_h - y_{h/2}|/15`, accepted below ``tol`` x (1 + max|y|), step factor
-    :math:`0.9(	ext{tol}/	ext{err})^{1/5}` in [0.2, 2]) on an autonomous field until the speed
-    of :math:`x = ` ``to_x(y)`` is below ``speed_tol``.
+    :math:`0.9(\text{tol}/\text{err})^{1/5}` in [0.2, 2]) on an autonomous field until the speed
+    of :math:`x = ` ``to_x(y)`` is below ``speed_tol``. ``field`` must be a pure function of
+    the state (its value at an accepted state is reused for the speed and the next steps).
 
     Near a stable rest point the local error falls with the speed, so the step grows up to the
     stability limit that the error control enforces; RK4's rest points are the field's zeros,
@@ -213,24 +213,29 @@ def adaptive_rest(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torc
         raise ValueError(f"dt, tol, speed_tol: need positive numbers, got {dt}, {tol}, "
                          f"{speed_tol}")
 
-    def speed(y: torch.Tensor) -> float:
-        _, tangent = torch.func.jvp(to_x, (y,), (field(0.0, y),))
+    def speed(y: torch.Tensor, velocity: torch.Tensor) -> float:
+        _, tangent = torch.func.jvp(to_x, (y,), (velocity,))
         return float(tangent.abs().max())
 
+    # The field is autonomous and a pure function of y: its value at y serves the speed and
+    # the first stage of both the big step and the first half step (rk4_step's arithmetic).
     y, h, t = y0, dt, 0.0
+    k1 = field(0.0, y)
     accepted = rejected = 0
-    times, speeds = [0.0], [speed(y0)]
+    times, speeds = [0.0], [speed(y0, k1)]
     while accepted + rejected < max_steps and speeds[-1] > speed_tol:
-        big = rk4_step(field, 0.0, y, h)
-        half = rk4_step(field, 0.0, rk4_step(field, 0.0, y, h / 2), h / 2)
+        big = _rk4_step_from(field, y, k1, h)
+        middle = _rk4_step_from(field, y, k1, h / 2)
+        half = _rk4_step_from(field, middle, field(0.0, middle), h / 2)
         if not bool(torch.isfinite(half).all()):
             raise Diverged(f"adaptive_rest: non-finite state at t = {t:.4g} (h = {h:.3g})")
         error = float((big - half).abs().max()) / 15
         allowed = tol * (1 + float(half.abs().max()))
         if error <= allowed:
             y, t, accepted = half, t + h, accepted + 1
+            k1 = field(0.0, y)
             times.append(t)
-            speeds.append(speed(y))
+            speeds.append(speed(y, k1))
         else:
             rejected += 1
         h *= min(2.0, max(0.2, 0.9 * (allowed / max(error, 1e-300)) ** 0.2))
@@ -239,6 +244,16 @@ def adaptive_rest(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torc
         kappa = math.log(speeds[-1 - window] / speeds[-1]) / (times[-1] - times[-1 - window])
         remaining = speeds[-1] / kappa
     return AdaptiveRest(y, accepted, rejected, t, speeds[-1], remaining)
+
+
+def _rk4_step_from(field: Callable[[float, torch.Tensor], torch.Tensor], y: torch.Tensor,
+                   k1: torch.Tensor, dt: float) -> torch.Tensor:
+    """:func:`numerics.integrators.rk4_step` of an autonomous field (t = 0) with its first
+    stage ``k1 = field(0, y)`` given (the same arithmetic, so the same bits)."""
+    k2 = field(0.5 * dt, y + 0.5 * dt * k1)
+    k3 = field(0.5 * dt, y + 0.5 * dt * k2)
+    k4 = field(dt, y + dt * k3)
+    return y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
 
 def dropped_sign_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, steps: int,

@@ -112,8 +112,9 @@ def margin_descent(Z: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, W0: tor
     next_level = torch.zeros(B, dtype=torch.long, device=W0.device)
     W = W0.clone()
     first = float(levels[0])
+    x = W.prod(0)
+    progress = -log_loss(x, Z)
     for step in range(1, max_steps + 1):
-        x = W.prod(0)
         m = margins(x, Z)
         weights = torch.softmax(-m, -1)
         grad_x = -torch.einsum("bn,bnk->bk", weights, Z)
@@ -122,7 +123,7 @@ def margin_descent(Z: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, W0: tor
         m_dot = torch.einsum("bnk,bk->bn", Z, (v * others).sum(0))
         steering = (m_dot - (weights * m_dot).sum(-1, keepdim=True)).abs()
         steering = torch.where(weights > STEERING_WEIGHT, steering, torch.zeros_like(steering))
-        resolution = (first / (-log_loss(x, Z)).clamp(min=first))[:, None]
+        resolution = (first / progress.clamp(min=first))[:, None]
         active = (next_level < G).to(W.dtype)[:, None]
         eta = torch.minimum(rel_step * (W * mask).abs().amax((0, 2)).clamp(min=scale_floor)[:, None]
                             / v.abs().amax((0, 2))[:, None],
@@ -130,9 +131,12 @@ def margin_descent(Z: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, W0: tor
         W = W + (active * torch.nan_to_num(eta, nan=0.0, posinf=0.0))[None] * v
         if not bool(torch.isfinite(W).all()):
             raise Diverged(f"margin_descent: non-finite factors at step {step}")
-        progress = -log_loss(W.prod(0), Z)
+        x = W.prod(0)
+        progress = -log_loss(x, Z)
         pending = next_level < G
         hit = pending & (progress >= levels[next_level.clamp(max=G - 1)])
+        if not bool(hit.any()):
+            continue
         for b in hit.nonzero().flatten().tolist():
             while next_level[b] < G and progress[b] >= levels[next_level[b]]:
                 snapshots[next_level[b], :, b] = W[:, b]

@@ -65,7 +65,9 @@ def derive_direction_alignment() -> Derivation:
     g1, g2, v1, v2, mu = sp.symbols("gamma_1 gamma_2 v_1 v_2 mu", positive=True)
     lagrangian = d.step("Lagrangian of max <gamma, v> s.t. ||v||_p^p = 1",
                         g1 * v1 + g2 * v2 - mu * (v1**P + v2**P - 1))
-    sols = [sp.solve(sp.diff(lagrangian, v), v)[0] for v in (v1, v2)]
+    # check=False: the substitution check of the one root costs most of the solve; an
+    # unchecked root would show in the result (ns.x.margin requires the ratio to be 1).
+    sols = [sp.solve(sp.diff(lagrangian, v), v, check=False)[0] for v in (v1, v2)]
     d.step("stationary v_k", sols)
     ratio = d.step("v_1 / v_2", sp.powsimp(sols[0] / sols[1], force=True))
     p_of_q = dual_exponent(Q)

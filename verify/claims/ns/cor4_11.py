@@ -15,6 +15,7 @@ change (measured).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
@@ -141,27 +142,37 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
     yield from _special_cases(run)
 
 
+@lru_cache(maxsize=None)
+def _integrated_metric(q: sp.Rational, L: int) -> tuple[sp.Expr, sp.Expr]:
+    r"""grad R and R from the sign-pattern metric :math:`M` of
+    ``derive_metric_zero_balance(L)`` at this q: :math:`\int 1/M`, normalised by
+    :math:`\nabla R(0) = 0` (m < 1), :math:`\nabla R(\infty) = 0` (m > 1), :math:`\nabla R(1)
+    = 0` (m = 1), then :math:`R(0^+) = 0`. A pure function of (q, L): the negative control's
+    run reuses it."""
+    x, z = X, sp.Symbol("z", positive=True)
+    M, _ = derive_metric_zero_balance(L).result
+    hessian = 1 / M.subs(Q, q)
+    m = q * (L - 1) / sp.Integer(L)
+    if m < 1:
+        gradient = sp.integrate(hessian.subs(x, z), (z, 0, x))
+    elif m > 1:
+        gradient = -sp.integrate(hessian.subs(x, z), (z, x, sp.oo))
+    else:
+        gradient = sp.integrate(hessian.subs(x, z), (z, 1, x))
+    return gradient, sp.integrate(gradient.subs(x, z), (z, 0, x))
+
+
 def _special_cases(run: Run) -> Iterator[Evidence]:
     r"""For each (q, L): the sign-pattern metric of ``derive_metric_zero_balance(L)``
     integrated directly (a second derivation of :math:`M`), normalised as the reading says."""
     p = run.params["special"]
-    x, z = X, sp.Symbol("z", positive=True)
     stated, derived = [], []
     for q in p["q"]:
         q = sp.nsimplify(q)
         for L in p["L"]:
-            M, _ = run.derivation(derive_metric_zero_balance(L)).result
-            hessian = 1 / M.subs(Q, q)
-            m = q * (L - 1) / sp.Integer(L)
-            if m < 1:
-                gradient = sp.integrate(hessian.subs(x, z), (z, 0, x))
-            elif m > 1:
-                gradient = -sp.integrate(hessian.subs(x, z), (z, x, sp.oo))
-            else:
-                gradient = sp.integrate(hessian.subs(x, z), (z, 1, x))
-            potential = sp.integrate(gradient.subs(x, z), (z, 0, x))
-            stated += [_gradient(run, x, q, L), _potential(run, x, q, L)]
-            derived += [gradient, potential]
+            run.derivation(derive_metric_zero_balance(L))
+            stated += [_gradient(run, X, q, L), _potential(run, X, q, L)]
+            derived += list(_integrated_metric(q, L))
     yield symbolic_identity("special cases: grad R and R, stated vs int of 1/M from the "
                             "sign-pattern derivation (SignGF: L/(L+1)|x|^(1+1/L); GF, L = 2: "
                             "the entropy; GF, L >= 3: -L x^(2/L) / (2(L-2)))",

@@ -109,7 +109,24 @@ def measured_exponents(run: Run, decay: str, reading: int, q: float, depths: lis
     r"""Exponent :math:`e` (gradient power + 1) at each depth, from balanced factors on a log
     grid of :math:`|x|`: reading 1, decoupled: the decay's share of :math:`R''\dot x`
     (decayed minus free mirror rate at the same g); otherwise the gradient at which
-    :math:`\dot x` changes sign (the fixed point; coupled: the regulariser inside the drive)."""
+    :math:`\dot x` changes sign (the fixed point; coupled: the regulariser inside the drive).
+    Memoised in :func:`_pointwise_memo` (no stated form enters)."""
+    memo = _pointwise_memo(run)
+    key = ("exponents", decay, reading, q, tuple(depths))
+    if key not in memo:
+        memo[key] = _measure_exponents(run, decay, reading, q, depths)
+    return memo[key]
+
+
+def _pointwise_memo(run: Run) -> dict[tuple, torch.Tensor]:
+    """One cache entry for all pointwise measurements of a run (they are many, and separate
+    entries would be evicted before the negative control's run reuses them)."""
+    return cached(f"ns.table1 pointwise {run.params['pointwise']} {run.dtype} {run.device}",
+                  dict)
+
+
+def _measure_exponents(run: Run, decay: str, reading: int, q: float, depths: list[int]
+                       ) -> torch.Tensor:
     p = run.params["pointwise"]
     mask = depth_mask(torch.tensor(depths), max(depths), dtype=run.dtype, device=run.device)
     B = len(depths)
@@ -188,7 +205,10 @@ def _box_evidence(run: Run, cell: tuple) -> Evidence:
     alpha = p["box_alpha"]
     mask = depth_mask(torch.tensor(depths), max(depths), dtype=run.dtype, device=run.device)
     decay = torch.full((len(depths), 1), alpha, dtype=run.dtype, device=run.device)
-    measured = sign_box_radius(mask, decay, lo=1e-30, hi=1e30).flatten()
+    memo, key = _pointwise_memo(run), ("box radius", tuple(depths))
+    if key not in memo:  # no stated form enters: the negative control's run reuses it
+        memo[key] = sign_box_radius(mask, decay, lo=1e-30, hi=1e30).flatten()
+    measured = memo[key]
     radius = derive_decoupled_fixed_points().result.box_radius
     derived = torch.tensor([float(radius.subs({DEPTH: L_, ALPHA: alpha})) for L_ in depths],
                            dtype=run.dtype)

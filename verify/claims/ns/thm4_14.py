@@ -657,8 +657,10 @@ CLAIM = register(Claim(
             "symbolic_depths": [2], "kolb_depths": [2],
             "pointwise": {"q": [1.0, 1.25, 1.5, 1.75, 2.0], "L": [2, 3, 4, 5], "d": 8,
                           "alpha": 0.5},
+            # 25/50/100 RK4 steps over T = 2: three rungs, the Richardson budget of each
+            # route is re-derived from its own ladder (ladder_tolerance).
             "trajectories": {"q": [1.5, 2.0], "L": [2, 3], "inits": 1, "alpha": 0.2,
-                             "T": 2.0, "steps": 50, "levels": 3, "gradient_floor": 1e-6},
+                             "T": 2.0, "steps": 25, "levels": 3, "gradient_floor": 1e-6},
             "limits": LIMITS_QUICK,
         },
         "full": {
