@@ -12,6 +12,7 @@ torch autograd of :func:`numerics.group_task.group_energy`; nothing uses a close
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -40,10 +41,27 @@ def energy_hessian(w: torch.Tensor, task: GroupTask, act: Activation) -> torch.T
     return torch.func.vmap(torch.func.hessian(single))(w)
 
 
-def riemannian_hessian(w: torch.Tensor, task: GroupTask, act: Activation) -> torch.Tensor:
+def energy_hessian_by_rows(w: torch.Tensor, task: GroupTask, act: Activation
+                           ) -> torch.Tensor:
+    r""":math:`\nabla^2\mathcal E` as :func:`energy_hessian`, by reverse-over-reverse autograd:
+    one backward pass per coordinate, all rows of the batch at once (they do not interact).
+    Equal to :func:`energy_hessian` to rounding; it avoids ``torch.func``, whose first use
+    imports ``torch._dynamo`` (about a second of CPU per process)."""
+    x = w.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(group_energy(x, task, act).sum(), x, create_graph=True)
+    rows = [torch.autograd.grad(g[:, j].sum(), x, retain_graph=True)[0]
+            for j in range(w.shape[-1])]
+    return torch.stack(rows, 1)
+
+
+def riemannian_hessian(w: torch.Tensor, task: GroupTask, act: Activation,
+                       hessian: Callable[[torch.Tensor, GroupTask, Activation],
+                                         torch.Tensor] = energy_hessian) -> torch.Tensor:
     r""":math:`P_T(\nabla^2\mathcal E-(\mathbf w^\top\nabla\mathcal E)I)P_T` at each unit row
-    of ``w`` (``(B, 2M)`` in, ``(B, 2M, 2M)`` out), by autograd."""
-    H = energy_hessian(w, task, act)
+    of ``w`` (``(B, 2M)`` in, ``(B, 2M, 2M)`` out), by autograd (``hessian``: how
+    :math:`\nabla^2\mathcal E` is taken, :func:`energy_hessian` or
+    :func:`energy_hessian_by_rows`)."""
+    H = hessian(w, task, act)
     x = w.detach().requires_grad_(True)
     (g,) = torch.autograd.grad(group_energy(x, task, act).sum(), x)
     w = w.detach()
@@ -214,7 +232,10 @@ def find_local_maxima(task: GroupTask, act: Activation, starts: int, generator: 
                       projectors: torch.Tensor | None = None, energy_rtol: float = 1e-6,
                       hessian_samples: int = 3, null_tol: float | None = None,
                       dtype: torch.dtype = torch.float64,
-                      chunk_elements: int = 2**20) -> Landscape:
+                      chunk_elements: int = 2**20,
+                      ascend: Callable[..., AscentResult] | None = None,
+                      hessian: Callable[[torch.Tensor, GroupTask, Activation],
+                                        torch.Tensor] = energy_hessian) -> Landscape:
     r"""Ascend from ``starts`` Gaussian starts (drawn on the CPU from ``generator``, then moved
     to the task's device) and group the converged end points into distinct maxima.
 
@@ -224,7 +245,10 @@ def find_local_maxima(task: GroupTask, act: Activation, starts: int, generator: 
     component the maxima of Thm. 2 form continuous families (the flat directions of Cor. 1),
     so points are not compared coordinate by coordinate. ``null_tol`` defaults to
     :math:`\sqrt u` of ``dtype`` (relative to the largest :math:`|\lambda|`). The starts are
-    ascended in chunks (:func:`ascend_in_chunks`; on CUDA pass a large ``chunk_elements``).
+    ascended in chunks (:func:`ascend_in_chunks`; on CUDA pass a large ``chunk_elements``),
+    or by ``ascend(w0, task, act, lr, max_steps, gtol, chunk_elements)`` when given (e.g.
+    :func:`numerics.batched_ascent.ascend_sphere_active`, the same step and per-start stopping
+    rule with an active set). ``hessian`` is passed to :func:`riemannian_hessian`.
     """
     if starts < 1:
         raise ValueError(f"starts: {starts} must be >= 1")
@@ -233,8 +257,8 @@ def find_local_maxima(task: GroupTask, act: Activation, starts: int, generator: 
     null_tol = torch.finfo(dtype).eps ** 0.5 if null_tol is None else null_tol
     M = task.M
     w0 = torch.randn(starts, 2 * M, generator=generator, dtype=torch.float64)
-    result = ascend_in_chunks(w0.to(device=task.device, dtype=dtype), task, act, lr, max_steps,
-                              gtol, chunk_elements)
+    result = (ascend or ascend_in_chunks)(w0.to(device=task.device, dtype=dtype), task, act, lr,
+                                          max_steps, gtol, chunk_elements)
     w = result.w
     pu = pv = None
     if projectors is not None:
@@ -252,7 +276,7 @@ def find_local_maxima(task: GroupTask, act: Activation, starts: int, generator: 
         in_comp = converged[component[converged] == comp]
         for members in _split_by_energy(result.energy, in_comp, energy_rtol):
             sample = members[:hessian_samples]
-            spectra = tangent_spectrum(w[sample], riemannian_hessian(w[sample], task, act))
+            spectra = tangent_spectrum(w[sample], riemannian_hessian(w[sample], task, act, hessian))
             scale = spectra.abs().amax(-1, keepdim=True)
             e = result.energy[members]
             classes.append(MaximumClass(

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from numerics.activations import activation
 from numerics.group_task import group_energy, group_task
+from numerics.landscape import energy_hessian, energy_hessian_by_rows
 from numerics.random import make_generator
 from tests.planted import failed_quantities
 from theory.group_energy import (
@@ -124,6 +125,15 @@ def test_exact_energy_matches_the_float_energy_at_rational_points(G, seed):
     (auto,) = torch.autograd.grad(group_energy(wt, group_task(G.table), activation("x2")), wt)
     torch.testing.assert_close(auto, torch.tensor(grad, dtype=torch.float64), rtol=1e-12,
                                atol=1e-9)
+
+
+@settings(max_examples=10)
+@given(SMALL, SEEDS)
+def test_hessian_by_rows_equals_the_functorch_hessian(G, seed):
+    w = torch.randn(3, 2 * G.order, generator=make_generator(seed), dtype=torch.float64)
+    task, act = group_task(G.table), activation("x2")
+    torch.testing.assert_close(energy_hessian_by_rows(w, task, act),
+                               energy_hessian(w, task, act), rtol=1e-12, atol=1e-10)
 
 
 @given(SMALL)

@@ -48,6 +48,7 @@ from theory.top_down import common_field
 from verify.arrays import eye, gate, ones, transpose
 from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
+from verify.route_reuse import reused_route
 from verify.claims.li2.thm7 import X2, float_decomposition, float_points
 from verify.evidence import (
     Evidence,
@@ -155,28 +156,40 @@ def stated_eq22(M: int, dims: Sequence[int], a: torch.Tensor, b: torch.Tensor) -
 
 # --- exact route ------------------------------------------------------------------------------
 
-def _symbolic_sums(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
-    d_ = run.derivation(derive_target_sums(G))
-    z, q, u, v = d_.result
-    # S_ij = (u_i + v_j)^2 expanded once (the printed forms are linear in S).
+@lru_cache(maxsize=16)
+def _sums_inputs(G: FiniteGroup) -> tuple:
+    """z, q (derived), S_ij = (u_i + v_j)^2 expanded once (the printed forms are linear in
+    S) and the regular representation, for Eqs. 13-15."""
+    z, q, u, v = derive_target_sums(G).result
     S = symbolic_activation_matrix(u, v).applyfunc(sp.expand)
-    R = regular_representation(G)
+    return z, q, S, regular_representation(G)
+
+
+def _expanded(m: sp.Matrix) -> sp.Matrix:
+    return m.applyfunc(sp.expand)
+
+
+def _symbolic_sums(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
+    """Eqs. 13 and 14 (the forms ``target_sums`` and Eq. 14's centring)."""
+    run.derivation(derive_target_sums(G))
+    z, q, S, R = _sums_inputs(G)
     params = {"group": G.name, "M": G.order}
-
-    def expanded(m: sp.Matrix) -> sp.Matrix:
-        return m.applyfunc(sp.expand)
-
     yield symbolic_identity(
         f"{G.name}: Eq. 13, z_h = <R_h, S>_F vs Y^T sigma(X w), w = [u; P v] (symbolic u, v)",
-        stated=expanded(run.stated["target_sums"](R, S)), derived=z, parameters=params,
+        stated=_expanded(run.stated["target_sums"](R, S)), derived=z, parameters=params,
         note="S_ij = (u_i + v_j)^2; derived: the one-hot task matrices, sigma = x^2")
     yield symbolic_identity(
         f"{G.name}: Eq. 14, z_h - mean(z) vs Yt^T sigma(X w) (symbolic)",
-        stated=expanded(stated_eq14(z)), derived=q, parameters=params,
+        stated=_expanded(stated_eq14(z)), derived=q, parameters=params,
         note="z from the task (derived); Yt = P_1^perp Y centres over the M^2 samples")
+
+
+def _symbolic_eq15(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
+    _, q, S, R = _sums_inputs(G)
+    params = {"group": G.name, "M": G.order}
     yield symbolic_identity(
         f"{G.name}: Eq. 15, <R_h P_1^perp, S>_F vs Yt^T sigma(X w) (symbolic)",
-        stated=expanded(run.stated["centred_target_sums"](R, S)), derived=q, parameters=params,
+        stated=_expanded(run.stated["centred_target_sums"](R, S)), derived=q, parameters=params,
         note="E = 1/2 sum_h of the squares of these, so Eq. 15 holds iff they agree")
 
 
@@ -361,14 +374,21 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
 
 
 def check(run: Run) -> Iterator[Evidence]:
+    # The negative control swaps only Eq. 15's form: its run replays the evidence of the
+    # routes that do not read it (verify.route_reuse), keyed by the forms they read.
     p = run.params
     for name in p["symbolic_groups"]:
         G = build_group(name)
-        yield from _symbolic_sums(run, G)
-        yield from _symbolic_eq20(run, G)
+        yield from reused_route(run, ("sums", name), ("target_sums",),
+                                lambda G=G: _symbolic_sums(run, G))
+        yield from _symbolic_eq15(run, G)
+        yield from reused_route(run, ("eq20", name), ("eq20",),
+                                lambda G=G: _symbolic_eq20(run, G))
     for name in p["schur_groups"]:
-        yield from _schur(run, build_group(name))
-    yield _s_decomposition(run)
+        yield from reused_route(run, ("schur", name), ("case1", "case2"),
+                                lambda name=name: _schur(run, build_group(name)))
+    yield from reused_route(run, ("S", p["decomposition_size"]), ("S_x2",),
+                            lambda: iter([_s_decomposition(run)]))
     for name in p["numeric_groups"]:
         yield from _numeric(run, name)
 

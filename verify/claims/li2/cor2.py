@@ -3,8 +3,8 @@ r"""li2.cor2: Corollary 2, the local maxima of :math:`\mathcal E` for modular ad
 
 Routes: the paper's energies :math:`M/16` (a frequency pair :math:`k`, :math:`2k\ne M`) and
 :math:`M/8` (:math:`k=M/2`, even :math:`M`) (stated); :math:`\mathcal E` built from its
-definition (Eq. 7) by sympy (:func:`theory.group_energy.exact_energy`) and evaluated exactly in
-:math:`\mathbb Q(\zeta_{\mathrm{lcm}(M,4)})` at
+definition (Eq. 7) by sympy (:func:`theory.group_energy.exact_energy`) and evaluated
+exactly in :math:`\mathbb Q(\zeta_{\mathrm{lcm}(M,4)})` at
 :math:`\mathbf u=a\cos(km\omega)+b\sin(km\omega)`, :math:`\mathbf w=[\mathbf u;\pm P\mathbf u]`,
 for several rational phases :math:`(a,b)`, with its exact Riemannian gradient (derived); the
 maxima found by projected gradient ascent from random starts (the cached landscape of

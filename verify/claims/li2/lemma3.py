@@ -36,6 +36,7 @@ from verify.claims.li2 import PAPER
 from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
 from verify.registry import register
 from verify.run import Run
+from verify.step_ladders import cached
 
 #: Probability that the Monte Carlo route rejects a true identity (Bonferroni over entries).
 FALSE_ALARM = 1e-3
@@ -82,8 +83,11 @@ def check(run: Run) -> Iterator[Evidence]:
     _proof_as_printed(run, L)
 
     r = torch.tensor(p["rhos"], dtype=run.dtype, device=run.device)
-    est = hermite_correlation(L, r, p["samples"], run.generator("hermite correlation"),
-                              dtype=run.dtype)
+    # No stated form enters the estimate: the negative control's run reuses it.
+    est = cached(f"li2.lemma3 mc {run.seed} {run.dtype} {run.device} {L} {p['rhos']} "
+                 f"{p['samples']}", lambda: hermite_correlation(
+                     L, r, p["samples"], run.generator("hermite correlation"),
+                     dtype=run.dtype))
     unit = est.unit
     reference = torch.stack([torch.stack([torch.as_tensor(stated(i, j, r), dtype=run.dtype)
                                           .expand_as(r) for j in range(L + 1)], -1)

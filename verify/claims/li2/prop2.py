@@ -29,6 +29,7 @@ from theory.stage1_expansion import coefficients
 from verify.arrays import eye, transpose
 from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
+from verify.route_reuse import reused_route
 from verify.evidence import Evidence, symbolic_identity
 from verify.registry import register
 from verify.run import Run
@@ -78,9 +79,27 @@ def eq68_small_time(Ft, Yt, V0, t):
     return stated_small_time(Ft, Yt, V0, t) - Ft @ V0 @ transpose(V0)
 
 
-def _symbolic(run: Run) -> Iterator[Evidence]:
+def _setup(run: Run) -> Iterator[Evidence]:
+    """App. C's field and G_Ft (the forms ``field`` and ``G``); attaches the series."""
     s = run.params["symbolic_size"]
     series = run.derivation(series_derivation(s)).result
+    params = {**s, "eta": "symbolic (any eta >= 0)"}
+    Ft, Yt, Vs = series.Ft, series.Yt, series.Vs
+    yield symbolic_identity("App. C setup (Eqs. 47-52): -dJ/dV = -A V + Ft^T Yt",
+                            stated=run.stated["field"](Ft, Yt, Vs, series.eta),
+                            derived=series.field, parameters=params)
+    yield symbolic_identity("App. C setup: -dJ/dFt = E V^T, E = Yt - Ft V",
+                            stated=run.stated["G"](Ft, Yt, Vs), derived=series.G_of_V,
+                            parameters=params)
+
+
+def _symbolic(run: Run) -> Iterator[Evidence]:
+    # The negative control swaps only the small-time form: its run replays the setup items
+    # (verify.route_reuse).
+    s = run.params["symbolic_size"]
+    yield from reused_route(run, ("setup", tuple(sorted(s.items()))), ("field", "G"),
+                            lambda: _setup(run))
+    series = series_derivation(s).result
     t, alpha = series.t, series.alpha
     stated = coefficients(run.stated["small_time"](series.Ft, series.Yt, alpha * series.U, t),
                           t, alpha)
@@ -91,13 +110,6 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
         return sum((alpha**b * c for (a, b), c in table.items() if a == 0), zero)
 
     params = {**s, "eta": "symbolic (any eta >= 0)"}
-    Ft, Yt, Vs = series.Ft, series.Yt, series.Vs
-    yield symbolic_identity("App. C setup (Eqs. 47-52): -dJ/dV = -A V + Ft^T Yt",
-                            stated=run.stated["field"](Ft, Yt, Vs, series.eta),
-                            derived=series.field, parameters=params)
-    yield symbolic_identity("App. C setup: -dJ/dFt = E V^T, E = Yt - Ft V",
-                            stated=run.stated["G"](Ft, Yt, Vs), derived=series.G_of_V,
-                            parameters=params)
     yield symbolic_identity("t^1 alpha^0 coefficient of G_Ft(t) (Yt Yt^T Ft)",
                             stated=stated.get((1, 0), zero), derived=derived.get((1, 0), zero),
                             parameters=params)

@@ -11,6 +11,7 @@ the sphere along the stated gradient, where :math:`\mathcal E` must not decrease
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 import sympy as sp
 import torch
@@ -45,6 +46,11 @@ from verify.registry import register
 from verify.run import Run
 from verify.sampling import SEED, Choice, IntRange, draw
 from verify.tolerances import unit_roundoff
+
+# The derivations are pure functions of (sizes, activation) and do not involve the stated
+# forms: the claim and its negative control share one.
+_energy_gradient = lru_cache(maxsize=16)(derive_energy_gradient)
+_stage2_update = lru_cache(maxsize=16)(derive_stage2_update)
 
 
 def stated_energy_gradient(w, X, Yt, sigma, dsigma):
@@ -100,13 +106,13 @@ def _condition(W: torch.Tensor, X: torch.Tensor, Yt: torch.Tensor, act: Activati
 def _symbolic(run: Run) -> Iterator[Evidence]:
     stated, s = run.stated["grad_E"], run.params["symbolic_size"]
     for name in run.params["symbolic_activations"]:
-        d = run.derivation(derive_energy_gradient(s["n"], s["d"], s["M"], name))
+        d = run.derivation(_energy_gradient(s["n"], s["d"], s["M"], name))
         grad, w, X, Yt, act, dact = d.result
         a, b = freeze_activation([stated(w, X, Yt, act, dact), grad])
         yield symbolic_identity(f"grad E, sigma = {name} (symbolic X, Yt, w)",
                                 stated=a, derived=b, parameters={**s, "sigma": name})
     for name in run.params["symbolic_network_activations"]:
-        d = run.derivation(derive_stage2_update(s["n"], s["d"], s["M"], s["K"], name))
+        d = run.derivation(_stage2_update(s["n"], s["d"], s["M"], s["K"], name))
         U, W, X, Yt, act, dact = d.result
         columns = [stated(W[:, j], X, Yt, act, dact) for j in range(W.shape[1])]
         a, b = freeze_activation([sp.Matrix.hstack(*columns), U])
@@ -234,8 +240,12 @@ CLAIM = register(Claim(
             r"Not checked here: that the local maxima of E are the emerging features "
             r"(li2.thm2 and later), and the reading of E as a nonlinear CCA.",
     parameters={
+        # Quick: the generic-sigma identity alone. With sigma(z_i), sigma'(z_i) frozen to
+        # independent symbols it is a polynomial identity valid for every differentiable
+        # sigma, so the x^2 instance (full fidelity) adds no power; x^2 stays in the numeric
+        # and property routes.
         "quick": {"symbolic_size": {"n": 3, "d": 2, "M": 2, "K": 2},
-                  "symbolic_activations": ("generic", "x2"),
+                  "symbolic_activations": ("generic",),
                   "symbolic_network_activations": ("generic",),
                   "n": 64, "d": 8, "M": 5, "batch": 16,
                   "activations": ("x2", "tanh", "silu", "relu"),

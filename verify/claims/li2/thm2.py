@@ -24,8 +24,9 @@ import sympy as sp
 import torch
 
 from numerics.activations import activation
+from numerics.batched_ascent import ascend_sphere_active
 from numerics.group_task import group_task
-from numerics.landscape import Landscape, find_local_maxima
+from numerics.landscape import Landscape, energy_hessian_by_rows, find_local_maxima
 from numerics.random import make_generator
 from theory.cyc_linalg import rref
 from theory.cyclotomic import Cyc, CyclotomicField
@@ -122,11 +123,15 @@ def _landscape(name: str, starts: int, lr_scale: float, max_steps: int, gtol_u: 
     # float64, 3.5e-2 in float32); distinct maxima differ by O(1) relative (E*/M = 1/(2 d_R)).
     energy_rtol = 100 * unit_roundoff(dt) ** 0.5
     start = time.perf_counter()
+    # The active-set ascent steps each start until it meets gtol (as ascend_sphere on that
+    # start alone) with the written-out grid gradient; the Hessians by reverse-over-reverse
+    # autograd (no torch.func import). Both equal the autograd definitions to rounding.
     result = find_local_maxima(
         task, activation("x2"), starts, make_generator(seed), lr=lr, max_steps=max_steps,
         gtol=gtol, projectors=float_projectors(G, dev, dt), energy_rtol=energy_rtol,
         hessian_samples=hessian_samples, dtype=dt,
-        chunk_elements=2**26 if dev.type == "cuda" else 2**20)
+        chunk_elements=2**26 if dev.type == "cuda" else 2**18, ascend=ascend_sphere_active,
+        hessian=energy_hessian_by_rows)
     return TimedLandscape(result, time.perf_counter() - start, lr, gtol)
 
 
