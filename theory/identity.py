@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 import sympy as sp
 
@@ -66,6 +67,10 @@ def _entries(expr) -> list[sp.Expr]:
     return [sp.sympify(expr)]
 
 
+# Cached: a claim's negative control re-checks the same derived sides (and the stated forms it
+# leaves alone), so most of its entries were reduced by the claim's own run. Expressions are
+# immutable and hashable; a reduction cut short by the time limit raises and is not cached.
+@lru_cache(maxsize=4096)
 def _reduce(e: sp.Expr) -> sp.Expr:
     return sp.cancel(sp.together(sp.expand(e)))
 

@@ -33,7 +33,7 @@ model is odd in :math:`x`, so :math:`M_{reg}` is even.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import sympy as sp
 
@@ -68,9 +68,13 @@ CELL_QS = (1, 2)
 CELL_DEPTHS = (2, sp.oo)
 
 
+@lru_cache(maxsize=2048)
 def tidy(e: sp.Expr) -> sp.Expr:
     """Expand, collect powers of positive symbols (exact for the positive symbols used here)
-    and put every symbolic exponent over one denominator, so equal powers compare equal."""
+    and put every symbolic exponent over one denominator, so equal powers compare equal.
+
+    Cached (a pure function of an immutable expression): the negative control tidies the same
+    derived sides again."""
     for _ in range(2):
         e = sp.powsimp(sp.expand_power_base(e, force=True), force=True)
         e = e.replace(lambda t: t.is_Pow and not t.exp.is_Number,

@@ -271,7 +271,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             for j, record in run_claims_in_pool(
                     tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
                     dtype=DTYPES[args.dtype], seed=args.seed, modules=args.modules,
-                    threads=torch_threads(args.threads, args.fidelity, device)):
+                    threads=torch_threads(args.threads, args.fidelity, device),
+                    start_method=_pool_start_method(device)):
                 finished_claim(pending[j][0], record)
         else:
             for done, (i, overrides) in enumerate(pending, 1):
@@ -290,6 +291,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.strict and any(r["verdict"] != "pass" for r in records):
             return EXIT_STRICT
         return EXIT_OK
+
+
+def _pool_start_method(device: torch.device) -> str:
+    """``fork`` on Linux for CPU runs: this process has only imported the claims and set its
+    thread count (no parallel region, no GPU context), so a forked worker starts with the
+    imports done instead of repeating them; ``spawn`` elsewhere (CUDA contexts do not survive
+    a fork, and other platforms' system libraries are not fork-safe)."""
+    return "fork" if sys.platform == "linux" and device.type == "cpu" else "spawn"
 
 
 def _open_store(args: argparse.Namespace):
