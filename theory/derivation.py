@@ -1,11 +1,12 @@
 """A derivation as a list of steps, each a sentence and (optionally) a sympy expression."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
+
+from theory import printing
 
 
 @dataclass(frozen=True)
@@ -20,28 +21,9 @@ class Step:
         presentation MathML sympy prints (reports show it without re-deriving anything)."""
         if self.expr is None:
             return {"text": self.text, "latex": None, "sympy": None, "mathml": None}
-        try:
-            printed = _printed_cached(self.expr)
-        except TypeError:                   # a mutable (unhashable) matrix
-            printed = _printed(self.expr)
-        return {"text": self.text, **printed}
-
-
-def _printed(expr: Any) -> dict[str, str | None]:
-    """LaTeX, sympy string and presentation MathML of ``expr``."""
-    try:
-        mathml = sp.mathml(expr, printer="presentation")
-    except Exception:  # noqa: BLE001 - objects sympy's printer lacks: the LaTeX remains
-        mathml = None
-    return {"latex": sp.latex(expr), "sympy": sp.sstr(expr), "mathml": mathml}
-
-
-@functools.lru_cache(maxsize=4096)
-def _printed_cached(expr: Any) -> dict[str, str | None]:
-    """:func:`_printed`, remembered: a claim's negative-control run attaches the same
-    derivations again, and several claims print the same expressions (printing a large
-    expression costs more than deriving it from a cache)."""
-    return _printed(expr)
+        return {"text": self.text, "latex": printing.latex(self.expr),
+                "sympy": printing.sympy_string(self.expr),
+                "mathml": printing.presentation_mathml(self.expr)}
 
 
 @dataclass

@@ -24,6 +24,7 @@ import numpy as np
 import sympy as sp
 import torch
 
+from theory import printing
 from theory.identity import ZeroStatus, is_zero
 
 
@@ -129,7 +130,7 @@ def to_json_value(value: Any) -> Any:
     if isinstance(value, complex):
         return {"re": json_float(value.real), "im": json_float(value.imag)}
     if isinstance(value, (sp.Basic, sp.MatrixBase)):
-        return {"latex": sp.latex(value), "sympy": sp.sstr(value)}
+        return {"latex": printing.latex(value), "sympy": printing.sympy_string(value)}
     if isinstance(value, torch.dtype):
         return str(value).removeprefix("torch.")
     if isinstance(value, (torch.Tensor, np.ndarray)):

@@ -1,0 +1,30 @@
+"""theory.printing: remembered printed forms equal sympy's own, for mutable matrices too."""
+from __future__ import annotations
+
+import sympy as sp
+
+from theory import printing
+
+x, y = sp.symbols("x y")
+p = sp.Symbol("x", positive=True)
+
+
+def test_printed_forms_equal_sympys_and_are_remembered():
+    for expr in (x**2 + sp.sqrt(y) / 3, sp.Matrix([[x, 1], [sp.Rational(1, 2), y**2]]),
+                 sp.Integer(0), sp.pi * x):
+        assert printing.latex(expr) == sp.latex(expr)
+        assert printing.sympy_string(expr) == sp.sstr(expr)
+        assert printing.presentation_mathml(expr) == sp.mathml(expr, printer="presentation")
+    m = sp.Matrix([[x + y]])
+    printing.latex(m)
+    m[0, 0] = x - y                          # a mutated matrix is a new key, not a stale hit
+    assert printing.latex(m) == sp.latex(m)
+
+
+def test_symbols_with_other_assumptions_are_not_confused():
+    assert printing.sympy_string(sp.Abs(x)) == "Abs(x)"
+    assert printing.sympy_string(sp.Abs(p)) == "x"     # |x| = x for positive x
+
+
+def test_unhashable_objects_are_printed_afresh():
+    assert printing.latex([x, sp.Matrix([y])]) == sp.latex([x, sp.Matrix([y])])
