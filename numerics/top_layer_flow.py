@@ -7,9 +7,12 @@ Eq. 1 (:func:`numerics.two_layer.loss`, sample-centred, weight decay :math:`\eta
           J(V) = \tfrac12\|P_1^\perp(Y - FV)\|_F^2 + \tfrac\eta2\|V\|_F^2
                = \tfrac12\big(\|\tilde Y - \tilde FV\|_F^2 + \eta\|V\|_F^2\big).
 
-The velocity is torch autograd of that loss (no closed form), integrated by classical RK4.
-Along the flow the backpropagated gradient :math:`G_F = -\partial J/\partial F` (Eq. 2) is
-recorded with :func:`numerics.two_layer.backprop_gradient`.
+:func:`top_layer_velocity` is torch autograd of that loss; :func:`integrate_top_layer_flow`
+integrates the same velocity written out, :math:`\tilde F^\top(\tilde Y - \tilde FV) - \eta V`
+(:func:`top_layer_field`, one product per RK4 stage instead of an autograd graph; the tests
+check it against autograd), by classical RK4. Along the flow the backpropagated gradient
+:math:`G_F = -\partial J/\partial F` (Eq. 2) is recorded with
+:func:`numerics.two_layer.backprop_gradient` (autograd).
 
 :func:`ridge_fixed_point` is the other route: a linear solve of the stationarity equation
 :math:`(\tilde F^\top\tilde F + \eta I)V = \tilde F^\top\tilde Y`, the form
@@ -65,6 +68,15 @@ def top_layer_velocity(F: torch.Tensor, V: torch.Tensor, Y: torch.Tensor,
     return -g
 
 
+def top_layer_field(Ft: torch.Tensor, Yt: torch.Tensor, V: torch.Tensor,
+                    eta: float) -> torch.Tensor:
+    r""":math:`-\partial J/\partial V = \tilde F^\top(\tilde Y - \tilde FV) - \eta V` written
+    out (``Ft``, ``Yt`` centred over samples; :math:`P_1^\perp` is symmetric and idempotent),
+    batched over the leading dimensions of ``V``; equal to :func:`top_layer_velocity` to
+    rounding."""
+    return Ft.transpose(-1, -2) @ (Yt - Ft @ V) - eta * V
+
+
 def rk4_step(F: torch.Tensor, V: torch.Tensor, Y: torch.Tensor, eta: float,
              dt: float) -> torch.Tensor:
     """One classical Runge-Kutta step of :math:`\\dot V = -\\partial J/\\partial V`."""
@@ -99,9 +111,9 @@ def stable_step(F: torch.Tensor, eta: float, safety: float = 0.5) -> float:
 
 def integrate_top_layer_flow(F: torch.Tensor, Y: torch.Tensor, V0: torch.Tensor, eta: float,
                              *, dt: float, steps: int, record_every: int = 1) -> Trajectory:
-    r"""Integrate :math:`\dot V = -\partial J/\partial V` from ``V0`` (B x K x M, one flow per
-    initialisation) with RK4, recording :math:`G_F(t)` (Eq. 2, autograd) at ``t = 0`` and
-    every ``record_every`` steps (and at the last step).
+    r"""Integrate :math:`\dot V = -\partial J/\partial V` (:func:`top_layer_field`) from ``V0``
+    (B x K x M, one flow per initialisation) with RK4, recording :math:`G_F(t)` (Eq. 2,
+    autograd) at ``t = 0`` and every ``record_every`` steps (and at the last step).
 
     ``F`` (n x K) may be uncentred: the loss centres over samples, so the flow is that of
     App. C with :math:`\tilde F = P_1^\perp F`. Raises :class:`Diverged` on NaN/Inf.
@@ -128,9 +140,18 @@ def integrate_top_layer_flow(F: torch.Tensor, Y: torch.Tensor, V0: torch.Tensor,
             raise Diverged(f"top-layer flow: non-finite G_F at step {step} (t={step * dt:.4g})")
         return G
 
+    Ft, Yt = center(F), center(Y)
+
+    def step(V: torch.Tensor) -> torch.Tensor:
+        k1 = top_layer_field(Ft, Yt, V, eta)
+        k2 = top_layer_field(Ft, Yt, V + 0.5 * dt * k1, eta)
+        k3 = top_layer_field(Ft, Yt, V + 0.5 * dt * k2, eta)
+        k4 = top_layer_field(Ft, Yt, V + dt * k3, eta)
+        return V + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
     V, times, G_F = V0, [0.0], [snapshot(V0, 0)]
     for k in range(1, steps + 1):
-        V = rk4_step(F, V, Y, eta, dt)
+        V = step(V)
         if k % record_every == 0 or k == steps:
             times.append(k * dt)
             G_F.append(snapshot(V, k))

@@ -17,6 +17,7 @@ from numerics.top_layer_flow import (
     integrate_top_layer_flow,
     ridge_fixed_point,
     stable_step,
+    top_layer_field,
     top_layer_velocity,
 )
 from numerics.two_layer import center, one_hot_labels
@@ -123,6 +124,24 @@ def test_ridge_solution_zeroes_the_autograd_gradient(c):
     A = Ft.T @ Ft + c["eta"] * torch.eye(c["K"], dtype=Ft.dtype)
     scale = torch.linalg.matrix_norm(A, ord=2) * fixed.V.abs().max() + (Ft.T @ Yt).abs().max()
     assert float(g.abs().max()) <= 1e-12 * float(scale) * c["n"]
+
+
+@given(strategy(PROPERTY_SPACE), st.integers(1, 3))
+def test_written_out_field_matches_autograd(c, B):
+    # The flow integrates the written-out velocity; it must be autograd's -dJ/dV of the loss of
+    # Eq. 1 in the uncentred F, Y, at batched V (B x K x M) away from the fixed point.
+    F, Y, Ft, Yt = _problem(c)
+    V = randn(B, c["K"], c["M"], generator=make_generator(c["seed"] + 1))
+    want = top_layer_velocity(F, V, Y, c["eta"])
+    got = top_layer_field(Ft, Yt, V, c["eta"])
+    # Both are sums of n K products of O(|F|^2 |V| + |F||Y|) terms: roundoff 8 (n + K) u scale.
+    scale = (torch.linalg.matrix_norm(Ft, ord=2) ** 2 + c["eta"]) * V.abs().max() \
+        + (Ft.T @ Yt).abs().max()
+    u = torch.finfo(torch.float64).eps / 2
+    assert float((got - want).abs().max()) <= 8 * (c["n"] + c["K"]) * u * float(scale)
+    # ... and it can fail: dropping the weight decay is detected whenever it matters.
+    if c["eta"] * float(V.abs().max()) > 1e-6 * float(scale):
+        assert not torch.allclose(top_layer_field(Ft, Yt, V, 0.0), want, rtol=0, atol=1e-12)
 
 
 @given(strategy(PROPERTY_SPACE))
