@@ -46,12 +46,13 @@ def cor48_start(depth: torch.Tensor, a: torch.Tensor, d: int, *, dtype: torch.dt
 
 
 def frozen_gradient_escape(q: torch.Tensor, depth: torch.Tensor, a: torch.Tensor, *,
-                           G: float, X: float, h: float, max_steps: int,
+                           G: float, X: float, h: float | torch.Tensor, max_steps: int,
                            dtype: torch.dtype = torch.float64,
                            device: torch.device | str = "cpu") -> EscapeRun:
     r"""Time for :math:`x = \prod_i w_i` to reach ``X`` under :math:`\nabla f = -G`
     (constant), from the Cor. 4.8 start; ``q`` ``(B, 1)``, ``depth`` ``(B,)``, ``a``
-    ``(B,)``; RK4 with step ``h`` in relative time, the crossing located inside the step."""
+    ``(B,)``; RK4 with step ``h`` (one number or one per entry ``(B,)``) in relative time,
+    the crossing located inside the step."""
     if not (G > 0 and X > 0):
         raise ValueError(f"G, X: must be > 0, got {G}, {X}")
     W0, mask = cor48_start(depth, a, 1, dtype=dtype, device=device)
@@ -64,12 +65,15 @@ def frozen_gradient_escape(q: torch.Tensor, depth: torch.Tensor, a: torch.Tensor
 
 
 def loss_fraction_time(problem: Regression, q: torch.Tensor, depth: torch.Tensor,
-                       a: torch.Tensor, *, fraction: float, h: float, max_steps: int
-                       ) -> EscapeRun:
+                       a: torch.Tensor, *, fraction: float | torch.Tensor,
+                       h: float | torch.Tensor, max_steps: int) -> EscapeRun:
     r"""First time the loss :math:`f(\prod_i w_i)` falls to ``fraction`` of its initial value,
-    from the Cor. 4.8 start (every coordinate), steepest flow of exponent ``q`` ``(B, 1)``."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"fraction: {fraction} must lie in (0, 1)")
+    from the Cor. 4.8 start (every coordinate), steepest flow of exponent ``q`` ``(B, 1)``.
+    ``fraction`` and the step ``h`` are one number or one per entry ``(B,)`` (several
+    fractions or ladder levels in one batch: one integration; ``steps`` is then the batch's)."""
+    fraction = torch.as_tensor(fraction, dtype=problem.A.dtype, device=problem.A.device)
+    if not bool(((fraction > 0) & (fraction < 1)).all()):
+        raise ValueError(f"fraction: {fraction.tolist()} must lie in (0, 1)")
     A = problem.A
     W0, mask = cor48_start(depth, a, A.shape[1], dtype=A.dtype, device=A.device)
     flow = ProductFlow(problem.grad, q.to(A.device, A.dtype), mask)
@@ -90,12 +94,12 @@ class Jump:
 
 
 def first_jump_time(problem: Regression, a: torch.Tensor, levels: torch.Tensor, *,
-                    dt: float, max_steps: int) -> Jump:
+                    dt: float | torch.Tensor, max_steps: int) -> Jump:
     r"""Gradient flow on :math:`\beta = u\odot v` (:math:`\dot u = -v\odot\nabla f(\beta)`,
     :math:`\dot v = -u\odot\nabla f(\beta)`) from :math:`u = \sqrt2a_b`, :math:`v = 0`, one
     entry per scale ``a`` ``(B,)``, until some coordinate reaches its level:
     :math:`\max_i|\beta_i|/\ell_i = 1` with ``levels`` :math:`\ell` ``(d,)`` (RK4 with step
-    ``dt``, the crossing located inside the step)."""
+    ``dt``, one number or one per entry ``(B,)``, the crossing located inside the step)."""
     if bool((a <= 0).any()) or not bool((levels > 0).all()):
         raise ValueError("a, levels: initial scales and the levels must be > 0")
     A = problem.A
@@ -108,6 +112,7 @@ def first_jump_time(problem: Regression, a: torch.Tensor, levels: torch.Tensor, 
     # q = 2 as a Python number: odd_power's fast path, the same bits as a (B, 1) tensor of 2s
     flow = ProductFlow(problem.grad, 2.0, mask)
     scale = levels.to(A.device, A.dtype)
-    ev = integrate_to_event(flow, W0, h=dt, max_steps=max_steps,
+    h = dt.to(A.device, A.dtype) if isinstance(dt, torch.Tensor) else dt
+    ev = integrate_to_event(flow, W0, h=h, max_steps=max_steps,
                             event=lambda W: ((W[0] * W[1]).abs() / scale).amax(-1) - 1)
     return Jump(ev.at, ((ev.state[0] * ev.state[1]).abs() / scale).argmax(-1))

@@ -43,15 +43,16 @@ def _step(field: Field, y: torch.Tensor, h: torch.Tensor | float) -> torch.Tenso
     return rk4_step(field, 0.0, y, h)
 
 
-def _locate(field: Field, y: torch.Tensor, event: EventFn, h: float, f_lo: torch.Tensor,
-            f_hi: torch.Tensor, active: torch.Tensor, *, max_iter: int = 100) -> torch.Tensor:
+def _locate(field: Field, y: torch.Tensor, event: EventFn, h: float | torch.Tensor,
+            f_lo: torch.Tensor, f_hi: torch.Tensor, active: torch.Tensor, *,
+            max_iter: int = 100) -> torch.Tensor:
     r"""The :math:`\delta \in [0, h]` with ``event(step(y, delta)) = 0`` for the ``active``
     entries (those with ``f_lo < 0 <= f_hi``), by Illinois regula falsi: a secant on the
     bracket whose retained end has its value halved when it is kept twice in a row, which
     restores superlinear convergence. Stops when every active iterate moves by at most
     ``4 eps h``."""
     lo = torch.zeros_like(f_lo)
-    hi = torch.full_like(f_hi, h)
+    hi = torch.zeros_like(f_hi) + h  # h: one number or one per entry (B,)
     side = torch.zeros_like(f_lo)
     c = hi.clone()
     tol = 4 * torch.finfo(y.dtype).eps * h
@@ -73,19 +74,21 @@ def _locate(field: Field, y: torch.Tensor, event: EventFn, h: float, f_lo: torch
     raise Diverged(f"event location did not converge in {max_iter} iterations")
 
 
-def integrate_to_event(field: Field, y0: torch.Tensor, *, h: float, event: EventFn,
-                       max_steps: int) -> Event:
+def integrate_to_event(field: Field, y0: torch.Tensor, *, h: float | torch.Tensor,
+                       event: EventFn, max_steps: int) -> Event:
     r"""RK4 with step ``h`` on the autonomous ``field`` (called as ``field(0.0, y)``) from
     ``y0`` ``(K, B, m)`` until ``event(y) >= 0`` (``event`` maps a state to ``(B,)``) for
-    every entry. An entry whose event has happened is frozen (its state no longer changes,
-    so nothing after its event can overflow). Assumes at most one crossing per step.
+    every entry; ``h`` may be one step per entry ``(B,)`` (a step ladder in one batch: its
+    levels cost the finest level's steps, not their sum). An entry whose event has happened
+    is frozen (its state no longer changes, so nothing after its event can overflow).
+    Assumes at most one crossing per step.
 
     Raises :class:`Diverged` on a non-finite state, and ``ValueError`` if an event holds at
     the start or ``h``/``max_steps`` are not positive; an entry without an event within
     ``max_steps`` gets ``at = NaN``.
     """
-    if not (h > 0 and math.isfinite(h)):
-        raise ValueError(f"h: {h!r} must be a finite number > 0")
+    if not bool(((torch.as_tensor(h) > 0) & torch.isfinite(torch.as_tensor(h))).all()):
+        raise ValueError(f"h: {h!r} must be finite and > 0")
     if not (isinstance(max_steps, int) and max_steps >= 1):
         raise ValueError(f"max_steps: {max_steps!r} must be an integer >= 1")
     value = event(y0)
@@ -98,7 +101,7 @@ def integrate_to_event(field: Field, y0: torch.Tensor, *, h: float, event: Event
     for steps in range(1, max_steps + 1):
         y_new = _step(field, y, h)
         if not bool(torch.isfinite(y_new).all()):
-            raise Diverged(f"rk4: non-finite state after {steps} steps (h = {h:.3g})")
+            raise Diverged(f"rk4: non-finite state after {steps} steps (h = {h})")
         new_value = event(y_new)
         hit = ~done & (new_value >= 0)
         if bool(hit.any()):

@@ -67,7 +67,7 @@ def sparse_separable_data(sets: int, N: int, k: int, nonzeros: int,
 
 def margins(x: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
     r""":math:`m_n = \langle z_n, x\rangle` for ``x`` ``(B, k)``, ``Z`` ``(B, N, k)``."""
-    return torch.einsum("bnk,bk->bn", Z, x)
+    return torch.bmm(Z, x[..., None])[..., 0]  # einsum "bnk,bk->bn" (the same bmm) sans parsing
 
 
 def log_loss(x: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
@@ -112,15 +112,15 @@ def margin_descent(Z: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, W0: tor
     next_level = torch.zeros(B, dtype=torch.long, device=W0.device)
     W = W0.clone()
     first = float(levels[0])
-    x = W.prod(0)
-    progress = -log_loss(x, Z)
+    m = margins(W.prod(0), Z)
+    # -log L from the margins the next step reads (log_loss would recompute them)
+    progress = -(torch.logsumexp(-m, -1) - math.log(Z.shape[1]))
     for step in range(1, max_steps + 1):
-        m = margins(x, Z)
         weights = torch.softmax(-m, -1)
-        grad_x = -torch.einsum("bn,bnk->bk", weights, Z)
+        grad_x = -torch.bmm(weights[:, None], Z)[:, 0]
         others = exclusive_products(W)
         v = -odd_power(grad_x[None] * others, q) * mask
-        m_dot = torch.einsum("bnk,bk->bn", Z, (v * others).sum(0))
+        m_dot = margins((v * others).sum(0), Z)
         steering = (m_dot - (weights * m_dot).sum(-1, keepdim=True)).abs()
         steering = torch.where(weights > STEERING_WEIGHT, steering, torch.zeros_like(steering))
         resolution = (first / progress.clamp(min=first))[:, None]
@@ -131,8 +131,8 @@ def margin_descent(Z: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, W0: tor
         W = W + (active * torch.nan_to_num(eta, nan=0.0, posinf=0.0))[None] * v
         if not bool(torch.isfinite(W).all()):
             raise Diverged(f"margin_descent: non-finite factors at step {step}")
-        x = W.prod(0)
-        progress = -log_loss(x, Z)
+        m = margins(W.prod(0), Z)
+        progress = -(torch.logsumexp(-m, -1) - math.log(Z.shape[1]))
         pending = next_level < G
         hit = pending & (progress >= levels[next_level.clamp(max=G - 1)])
         if not bool(hit.any()):
