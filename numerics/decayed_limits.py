@@ -1,12 +1,12 @@
 r"""Measurements of weight decay on :math:`x = \prod_{i=1}^L w_i` (Never Saddle Thm 4.14,
 Table 1), batched and built on :class:`numerics.steepest_flows.ProductFlow`:
 
-* pointwise, at balanced factors :math:`|w_i| = |x|^{1/L}`: the velocity of :math:`x` by
-  forward-mode autograd (:func:`x_velocity`), the measured mirror rate :math:`R''\dot x =
-  \dot x/M` with the inverse metric :math:`M = -\dot x_{free}(g = 1)` measured the same way
-  (:func:`mirror_rate`), the gradient at which :math:`\dot x` changes sign, i.e. the fixed
-  point at this :math:`x` (:func:`switching_gradient`), and the :math:`q = 1` decoupled box
-  radius (:func:`sign_box_radius`);
+* pointwise, at balanced factors :math:`|w_i| = |x|^{1/L}`: the velocity of :math:`x` (the
+  parameter flow pushed through the product map, :func:`x_velocity`), the measured mirror
+  rate :math:`R''\dot x = \dot x/M` with the inverse metric :math:`M = -\dot x_{free}(g = 1)`
+  measured the same way (:func:`mirror_rate`), the gradient at which :math:`\dot x` changes
+  sign, i.e. the fixed point at this :math:`x` (:func:`switching_gradient`), and the
+  :math:`q = 1` decoupled box radius (:func:`sign_box_radius`);
 * the mirror flow with a drift, :math:`\dot x = -M(x; c(t))[\mathrm{drive}(g) +
   \nabla M_{reg}(x; c(t))]`, with balance offsets :math:`c(t) = s(t)c_0`
   (:class:`DecayedMirrorFlow`);
@@ -35,7 +35,6 @@ from numerics.steepest_flows import (
     ProductInverseMetric,
     exclusive_products,
     odd_power,
-    product_velocity,
     steepest_descent,
 )
 
@@ -52,12 +51,20 @@ def balanced_factors(x_abs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask > 0, root.expand(mask.shape[0], -1, -1), torch.ones_like(root))
 
 
+def product_tangent(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    r""":math:`\dot x = \sum_i V_i\prod_{j\ne i}w_j` of :math:`x = \prod_i w_i` along a
+    parameter velocity ``V``: the directional derivative written out (what forward-mode
+    autograd of ``W.prod(0)`` computes, without its per-call overhead)."""
+    return (V * exclusive_products(W)).sum(0)
+
+
 def x_velocity(W: torch.Tensor, g: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, *,
                coupled: Decay = None, decoupled: Decay = None) -> torch.Tensor:
     r""":math:`\dot x` of the parameter flow at ``W`` with the gradient held at ``g``
-    ``(B, n)``, by forward-mode autograd of the product map."""
+    ``(B, n)``: the parameter velocity pushed through the product map by its directional
+    derivative (:func:`product_tangent`, the same numbers as forward-mode autograd)."""
     flow = ProductFlow(lambda x: g, q, mask, coupled=coupled, decoupled=decoupled)
-    return product_velocity(W, flow(0.0, W))
+    return product_tangent(W, flow(0.0, W))
 
 
 def mirror_rate(W: torch.Tensor, g: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, *,
@@ -89,7 +96,10 @@ def switching_gradient(W: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, *,
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
         up = rate(mid) > 0
-        lo, hi = torch.where(up, mid, lo), torch.where(up, hi, mid)
+        new_lo, new_hi = torch.where(up, mid, lo), torch.where(up, hi, mid)
+        if torch.equal(new_lo, lo) and torch.equal(new_hi, hi):
+            break  # at roundoff: every later iteration repeats this one
+        lo, hi = new_lo, new_hi
     return torch.where(bracketed, 0.5 * (lo + hi), torch.full_like(lo, math.nan))
 
 
@@ -114,7 +124,10 @@ def sign_box_radius(mask: torch.Tensor, decoupled: torch.Tensor, *, lo: float, h
     for _ in range(iterations):
         mid = 0.5 * (log_lo + log_hi)
         up = rate(mid) > 0
-        log_lo, log_hi = torch.where(up, mid, log_lo), torch.where(up, log_hi, mid)
+        new_lo, new_hi = torch.where(up, mid, log_lo), torch.where(up, log_hi, mid)
+        if torch.equal(new_lo, log_lo) and torch.equal(new_hi, log_hi):
+            break  # at roundoff: every later iteration repeats this one
+        log_lo, log_hi = new_lo, new_hi
     radius = (0.5 * (log_lo + log_hi)).exp()
     return torch.where(bracketed, radius, torch.full_like(radius, math.nan))
 
@@ -197,7 +210,9 @@ class AdaptiveRest:
 
 def adaptive_rest(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torch.Tensor,
                   to_x: Callable[[torch.Tensor], torch.Tensor], *, dt: float, tol: float,
-                  speed_tol: float, max_steps: int, window: int = 20) -> AdaptiveRest:
+                  speed_tol: float, max_steps: int, window: int = 20,
+                  tangent: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None
+                  ) -> AdaptiveRest:
     r"""RK4 with step doubling (one step of :math:`h` against two of :math:`h/2`; local error
     :math:`|y_h - y_{h/2}|/15`, accepted below ``tol`` x (1 + max|y|), step factor
     :math:`0.9(\text{tol}/\text{err})^{1/5}` in [0.2, 2]) on an autonomous field until the speed
@@ -207,15 +222,19 @@ def adaptive_rest(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torc
     Near a stable rest point the local error falls with the speed, so the step grows up to the
     stability limit that the error control enforces; RK4's rest points are the field's zeros,
     so the step does not move the limit. ``remaining`` is :math:`v/\kappa` with :math:`\kappa`
-    the speed's decay rate over the last ``window`` accepted steps.
+    the speed's decay rate over the last ``window`` accepted steps. ``tangent(y, v)``, if
+    given, is the velocity of x along v (e.g. :func:`product_tangent`); otherwise it comes
+    from forward-mode autograd of ``to_x``.
     """
     if not (dt > 0 and tol > 0 and speed_tol > 0):
         raise ValueError(f"dt, tol, speed_tol: need positive numbers, got {dt}, {tol}, "
                          f"{speed_tol}")
 
     def speed(y: torch.Tensor, velocity: torch.Tensor) -> float:
-        _, tangent = torch.func.jvp(to_x, (y,), (velocity,))
-        return float(tangent.abs().max())
+        if tangent is not None:
+            return float(tangent(y, velocity).abs().max())
+        _, x_dot = torch.func.jvp(to_x, (y,), (velocity,))
+        return float(x_dot.abs().max())
 
     # The field is autonomous and a pure function of y: its value at y serves the speed and
     # the first stage of both the big step and the first half step (rk4_step's arithmetic).

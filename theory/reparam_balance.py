@@ -241,9 +241,14 @@ def derive_decoupled_balance(L: int) -> Derivation:
     d.step(f"dD/dt / D, the same for all {2 ** (L + 1)} sign patterns and pairs", rate)
     alpha_t, Dt = sp.Function("alpha"), sp.Function("D")
     ode = sp.Eq(Dt(T).diff(T), rate.subs(ALPHA, alpha_t(T)) * Dt(T))
-    solution = d.step("dsolve with alpha = alpha(t)", sp.dsolve(ode, Dt(T)))
+    # D' = (rate) D is first-order linear: naming that hint and skipping odesimp (most of
+    # dsolve's cost) gives the same solution C1 exp(-q int alpha) as the default hint.
+    solution = d.step("dsolve with alpha = alpha(t)",
+                      sp.dsolve(ode, Dt(T), hint="1st_linear", simplify=False))
     integral = sp.Integral(alpha_t(T), T)
-    factor = sp.simplify(solution.rhs / solution.rhs.subs(integral, 0))
+    factor = solution.rhs / solution.rhs.subs(integral, 0)
+    if factor.free_symbols & {sp.Symbol("C1")}:
+        raise ArithmeticError(f"D(t)/D(0) still holds the integration constant: {factor}")
     d.result = d.step("D(t) / D(0) with A = int_0^t alpha(s) ds", factor.subs(integral, A_INT))
     return d
 
@@ -360,14 +365,38 @@ class TwoFactorMetric:
     potential_q2: sp.Expr
 
 
+def _two_factor_gradient(hessian: sp.Expr, x: sp.Symbol, lam: sp.Symbol) -> sp.Expr:
+    r""":math:`\int_0^x dz/\sqrt{\lambda^2 + 4z^q}` as
+    :math:`\tfrac x\lambda\,{}_2F_1(\tfrac12, \tfrac1q; 1 + \tfrac1q; s)`,
+    :math:`s = -4x^q/\lambda^2` (what ``sp.integrate`` returns via Meijer G, at a fraction of
+    its cost), checked here by differentiating term by term: :math:`\lambda/M =
+    (1 - s)^{-1/2} = \sum_n (\tfrac12)_n s^n/n!` (checked by squaring; both sides are
+    positive), and :math:`\tfrac{d}{dx}[x s^n] = (1 + qn)s^n` with
+    :math:`(1/q)_n(1 + qn)/(1 + 1/q)_n = 1`, so the series' derivative is that of
+    :math:`\lambda/M`; the value at 0 is 0. On the principal branch the hypergeometric series
+    continues analytically to :math:`s \le -1`."""
+    half, b = sp.S.Half, 1 / Q
+    s = -4 * x**Q / lam**2
+    if sp.cancel((hessian * lam) ** 2 * (1 - s)) != 1:
+        raise ArithmeticError(f"lambda / M is not (1 - s)^(-1/2): {hessian}")
+    n = sp.Symbol("n", integer=True, nonnegative=True)
+    term = x / lam * sp.rf(half, n) * sp.rf(b, n) / sp.rf((Q + 1) / Q, n) * s**n \
+        / sp.factorial(n)
+    series = sp.rf(half, n) * s**n / sp.factorial(n) / lam
+    if sp.gammasimp(sp.diff(term, x) / series) != 1:
+        raise ArithmeticError("the hypergeometric antiderivative's series differs from 1/M's")
+    return x * sp.hyper((half, b), ((Q + 1) / Q,), s) / lam
+
+
 @lru_cache(maxsize=None)
 def derive_metric_two_factors() -> Derivation:
     r"""Closed forms for :math:`x = w_1w_2` (:math:`m \odot w` of Example 3.2), :math:`x > 0`
     (:math:`M` is even in :math:`x`, :math:`\nabla R` odd).
 
     Solve :math:`P(u) = u(u + \lambda) = x^q` for :math:`u \ge 0`, :math:`M = P'(u)`;
-    :math:`\nabla R = \int_0^x dz/M(z)` by sympy (a hypergeometric function for symbolic
-    :math:`q`); at :math:`q = 2` the integral and :math:`R = \int_0^x\nabla R`. ``result`` is a
+    :math:`\nabla R = \int_0^x dz/M(z)` (a hypergeometric function for symbolic
+    :math:`q`, :func:`_two_factor_gradient`); at :math:`q = 2` the integral and
+    :math:`R = \int_0^x\nabla R` by sympy. ``result`` is a
     :class:`TwoFactorMetric`.
 
     >>> derive_metric_two_factors().result.M
@@ -383,13 +412,8 @@ def derive_metric_two_factors() -> Derivation:
     M = d.step("M = P'(u)", sp.simplify(sp.diff(P, U).subs(U, u)))
     hessian = d.step("Hessian of R: 1 / M", 1 / M)
     z = sp.Symbol("z", positive=True)
-    gradient = sp.integrate(hessian.subs(x, z), (z, 0, x), conds="none")
-    # sympy writes the argument -4x^q/lambda^2 as a polar number (exp_polar(I pi)); on the
-    # principal branch it is the real negative number.
-    gradient = sp.simplify(gradient).replace(
-        lambda e: isinstance(e, sp.hyper),
-        lambda e: sp.hyper(e.ap, e.bq, sp.unpolarify(e.argument)))
-    gradient = d.step("grad R = int_0^x dz / M(z), hypergeometric form", gradient)
+    gradient = d.step("grad R = int_0^x dz / M(z), hypergeometric form",
+                      _two_factor_gradient(hessian, x, lam))
     gradient_q2 = d.step("q = 2: grad R", sp.integrate(hessian.subs({Q: 2, x: z}), (z, 0, x)))
     potential_q2 = d.step("q = 2: R = int_0^x grad R",
                           sp.integrate(gradient_q2.subs(x, z), (z, 0, x)))

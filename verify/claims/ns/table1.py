@@ -27,6 +27,7 @@ from numerics.decayed_limits import (
     adaptive_rest,
     balanced_factors,
     mirror_rate,
+    product_tangent,
     sign_box_radius,
     sparsity,
     switching_gradient,
@@ -306,7 +307,7 @@ def _deep_gradient_flow(run: Run, problem: Problem, figures: dict[str, Any]) -> 
                                                         device=run.device))
         return adaptive_rest(flow, W0, lambda W: W.prod(0), dt=p["dt"], tol=p["local_tol"],
                              speed_tol=p["speed_tol_u"] * unit_roundoff(run.dtype),
-                             max_steps=p["deep_gf_steps"])
+                             max_steps=p["deep_gf_steps"], tangent=product_tangent)
 
     key = f"ns.table1 deep gf {p} {run.seed_for('deep gradient flow')} {run.dtype} {run.device}"
     rest = cached(key, simulate)
@@ -340,7 +341,7 @@ def _smoothed_coupled(run: Run, problem: Problem, figures: dict[str, Any]) -> Ev
         W0 = W0.to(run.device, run.dtype)
         runs = [adaptive_rest(flow, W0, lambda W: W.prod(0), dt=p["smoothing"],
                               tol=tol, speed_tol=p["speed_tol_u"] * unit_roundoff(run.dtype),
-                              max_steps=p["max_steps"])
+                              max_steps=p["max_steps"], tangent=product_tangent)
                 for tol in (p["local_tol"], p["local_tol"] / 100)]
         return RestLimit(runs[0].final.prod(0)[0], runs[1].final.prod(0)[0],
                          runs[1].remaining, runs[1].accepted)

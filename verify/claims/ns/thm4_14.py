@@ -29,6 +29,7 @@ from numerics.decayed_limits import (
     DecayedMirrorFlow,
     adaptive_rest,
     mirror_rate,
+    product_tangent,
     settled_sign_descent,
     sparsity,
 )
@@ -420,7 +421,7 @@ def continuous_limits(run: Run, p: dict[str, Any]) -> tuple[Problem, list[dict],
         flow = ProductFlow(problem.regression.grad, q, mask, decoupled=alpha)
         runs = [adaptive_rest(flow, W0, lambda W: W.prod(0), dt=p["dt"], tol=tol,
                               speed_tol=p["speed_tol_u"] * unit_roundoff(run.dtype),
-                              max_steps=p["max_steps"])
+                              max_steps=p["max_steps"], tangent=product_tangent)
                 for tol in (p["local_tol"], p["local_tol"] / 100)]
         return RestLimit(runs[0].final.prod(0), runs[1].final.prod(0), runs[1].remaining,
                          runs[1].accepted)
