@@ -44,7 +44,12 @@ import torch
 from scipy import stats
 
 from numerics.group_trainer import GroupTrainer
-from numerics.ridge_inverse import ridge_inverse_cholesky, ridge_inverse_svd
+from numerics.ridge_inverse import (
+    null_projector,
+    residual_operator,
+    ridge_inverse_cholesky,
+    ridge_inverse_from_svd,
+)
 
 
 def sample_centred_features(trainer: GroupTrainer) -> torch.Tensor:
@@ -129,20 +134,47 @@ class RidgeRoutes:
         return 4 * max(self.n, self.K) * u_w * (self.gain + self.kappa) + self.stable_bound()
 
 
+@dataclass(frozen=True)
+class FeatureSVD:
+    r"""The :math:`\eta`-free factorisations of one ``Ft`` ``(..., n, K)`` that
+    :func:`ridge_routes` reads, taken once for every :math:`\eta` at a checkpoint: the
+    singular values (``svdvals``), the thin SVD's :math:`W^\top` and singular values, and, for
+    :math:`K>n`, the projector :math:`I-WW^\top` onto the null space of :math:`\tilde F`."""
+
+    values: torch.Tensor
+    s: torch.Tensor
+    Wh: torch.Tensor
+    null: torch.Tensor | None
+
+    @classmethod
+    def of(cls, Ft: torch.Tensor) -> FeatureSVD:
+        _, s, Wh = torch.linalg.svd(Ft, full_matrices=False)
+        null = null_projector(Wh) if Wh.shape[-2] < Ft.shape[-1] else None
+        return cls(torch.linalg.svdvals(Ft), s, Wh, null)
+
+    def ridge_inverse(self, eta: float) -> torch.Tensor:
+        r""":math:`B` as :func:`numerics.ridge_inverse.ridge_inverse_svd` forms it (the same
+        floats), from the stored SVD."""
+        return ridge_inverse_from_svd(self.s, self.Wh, eta, self.null)
+
+
 def ridge_routes(Ft: torch.Tensor, eta: float, woodbury: Callable[[torch.Tensor, float],
                  torch.Tensor], *, woodbury_dtype: torch.dtype = torch.float64,
-                 solve: bool = True) -> RidgeRoutes:
+                 solve: bool = True, svd: FeatureSVD | None = None) -> RidgeRoutes:
     r""":math:`B` for ``Ft`` ``(..., n, K)`` (float64) by the SVD, a Cholesky solve (unless
     ``solve=False``), and the formula ``woodbury(Ft, eta)`` evaluated on ``Ft`` rounded to
-    ``woodbury_dtype`` (the result is returned in float64)."""
+    ``woodbury_dtype`` (the result is returned in float64). ``svd``: ``FeatureSVD.of(Ft)``,
+    passed when several :math:`\eta` share ``Ft`` (the same results, one SVD)."""
     if Ft.dtype != torch.float64:
         raise ValueError(f"Ft: dtype {Ft.dtype} must be float64 (the reference routes)")
     if not (math.isfinite(eta) and eta > 0):
         raise ValueError(f"eta: {eta!r} must be finite and > 0")
     n, K = Ft.shape[-2:]
-    s = torch.linalg.svdvals(Ft)
+    if svd is None:
+        svd = FeatureSVD.of(Ft)
+    s = svd.values
     lam_min = (s[..., -1].square() if K <= n else torch.zeros_like(s[..., 0])) + eta
-    return RidgeRoutes(eta=eta, n=n, K=K, stable=ridge_inverse_svd(Ft, eta),
+    return RidgeRoutes(eta=eta, n=n, K=K, stable=svd.ridge_inverse(eta),
                        solve=ridge_inverse_cholesky(Ft, eta) if solve else None,
                        woodbury=woodbury(Ft.to(woodbury_dtype), eta).to(torch.float64),
                        woodbury_dtype=woodbury_dtype, lam_max=s[..., 0].square() + eta,
@@ -167,6 +199,10 @@ def _upper(cos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return pairs, cos[pairs[:, 0], pairs[:, 1]]
 
 
+#: pairs of the ranking screened per tensor step in :func:`disjoint_similar_pairs`
+_GREEDY_BLOCK = 512
+
+
 def disjoint_similar_pairs(cos: torch.Tensor, threshold: float) -> torch.Tensor:
     r"""Node-disjoint pairs with :math:`\cos>` ``threshold``, chosen greedily in decreasing
     cosine (each node with its most similar partner still free), ``(P, 2)`` with
@@ -178,15 +214,31 @@ def disjoint_similar_pairs(cos: torch.Tensor, threshold: float) -> torch.Tensor:
     pairs, values = pairs[keep], values[keep]
     order = torch.argsort(values, descending=True, stable=True)
     K = cos.shape[0]
-    used = [False] * K
-    chosen = []
-    for j, l in pairs[order].tolist():
-        if not (used[j] or used[l]):
-            used[j] = used[l] = True
-            chosen.append((j, l))
-            if len(chosen) == K // 2:
-                break
+    ranked = pairs[order].cpu()
+    used = torch.zeros(K, dtype=torch.bool)
+    chosen: list[tuple[int, int]] = []
+    # In blocks of the ranking: pairs with a node already used are dropped in one tensor
+    # step, the rest are taken in order as before (the same pairs as one pass over the list).
+    for block in ranked.split(_GREEDY_BLOCK):
+        free = block[~(used[block[:, 0]] | used[block[:, 1]])]
+        for j, l in free.tolist():
+            if not (used[j] or used[l]):
+                used[j] = used[l] = True
+                chosen.append((j, l))
+        if len(chosen) == K // 2:
+            break
     return torch.tensor(chosen, dtype=torch.long, device=cos.device).reshape(-1, 2)
+
+
+def full_residual_pair_similarity(Ft: torch.Tensor, eta: float, pairs: torch.Tensor
+                                  ) -> torch.Tensor:
+    r"""The third party's :math:`\tilde{\mathbf f}_j^\top P_\eta\tilde{\mathbf f}_\ell` with
+    the full :math:`P_\eta` (:func:`numerics.ridge_inverse.residual_operator`) for every pair
+    of ``pairs`` ``(P, 2)`` at once: one product :math:`P_\eta[\mathbf f_{\ell_1},\dots]`
+    instead of a matrix-vector product per pair (the values of
+    :func:`numerics.ridge_inverse.full_residual_similarity` up to the order of summation)."""
+    P = residual_operator(Ft, eta)
+    return (Ft[:, pairs[:, 0]] * (P @ Ft[:, pairs[:, 1]])).sum(0)
 
 
 def top_pairs(cos: torch.Tensor, count: int) -> torch.Tensor:

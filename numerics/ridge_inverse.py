@@ -60,12 +60,25 @@ def ridge_inverse_svd(Ft: torch.Tensor, eta: float) -> torch.Tensor:
     """
     _check_invertible(Ft, eta)
     _, s, Wh = torch.linalg.svd(Ft, full_matrices=False)
+    return ridge_inverse_from_svd(s, Wh, eta)
+
+
+def null_projector(Wh: torch.Tensor) -> torch.Tensor:
+    r""":math:`I_K-WW^\top` for the thin SVD's :math:`W^\top` ``(..., r, K)``: the projector
+    onto the null space of :math:`\tilde F` (where :math:`A=\eta I`)."""
+    K = Wh.shape[-1]
+    return torch.eye(K, dtype=Wh.dtype, device=Wh.device) - Wh.transpose(-1, -2) @ Wh
+
+
+def ridge_inverse_from_svd(s: torch.Tensor, Wh: torch.Tensor, eta: float,
+                           null: torch.Tensor | None = None) -> torch.Tensor:
+    r""":math:`B=W\,\mathrm{diag}(1/(s^2+\eta))W^\top` (plus :math:`(I-WW^\top)/\eta` when
+    :math:`K>n`) from the thin SVD ``s``, ``Wh`` of :math:`\tilde F`; ``null``:
+    :func:`null_projector` of ``Wh`` when it is already at hand (several :math:`\eta`)."""
     W = Wh.transpose(-1, -2)
     B = (W / (s.square() + eta).unsqueeze(-2)) @ Wh
-    K = Ft.shape[-1]
-    if W.shape[-1] < K:  # K > n: add the null space of Ft, where A = eta I
-        eye = torch.eye(K, dtype=Ft.dtype, device=Ft.device)
-        B = B + (eye - W @ Wh) / eta
+    if W.shape[-1] < Wh.shape[-1]:
+        B = B + (null_projector(Wh) if null is None else null) / eta
     return B
 
 

@@ -14,18 +14,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+import numerics.repulsion_along_training as repulsion
 from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.random import make_generator, randn
 from numerics.repulsion_along_training import (
+    FeatureSVD,
     checkpoint_features,
     disjoint_similar_pairs,
     feature_cosines,
+    full_residual_pair_similarity,
     ridge_routes,
     sample_centred_features,
     top_pairs,
     wilson_interval,
 )
 from numerics.ridge_inverse import (
+    full_residual_similarity,
+    ridge_inverse_svd,
     ridge_inverse_woodbury,
     third_party_code_ridge_inverse,
 )
@@ -140,6 +145,31 @@ def test_the_woodbury_error_stays_within_its_bound(n, K, eta, seed, dtype):
     assert torch.allclose(r.stable[0] @ A, eye, atol=1e3 * float(r.kappa) * 2e-16)
 
 
+@settings(max_examples=15)
+@given(st.integers(3, 12), st.integers(2, 16), st.integers(0, 2**31 - 1))
+def test_a_shared_svd_gives_the_same_routes_at_every_eta(n, K, seed):
+    Ft = features(n, K, seed).unsqueeze(0)
+    svd = FeatureSVD.of(Ft)
+    for eta in (1e-4, 0.3, 2.0):
+        assert torch.equal(svd.ridge_inverse(eta), ridge_inverse_svd(Ft, eta))
+        shared = ridge_routes(Ft, eta, ridge_inverse_woodbury, svd=svd)
+        own = ridge_routes(Ft, eta, ridge_inverse_woodbury)
+        for field in ("stable", "solve", "woodbury", "lam_max", "lam_min", "gain"):
+            assert torch.equal(getattr(shared, field), getattr(own, field))
+
+
+@settings(max_examples=15)
+@given(st.integers(3, 12), st.integers(3, 16), st.floats(1e-3, 10.0), st.integers(0, 2**31 - 1))
+def test_the_batched_full_residual_similarity_is_the_per_pair_one(n, K, eta, seed):
+    Ft = features(n, K, seed)
+    pairs = top_pairs(feature_cosines(Ft), 6)
+    ours = full_residual_pair_similarity(Ft, eta, pairs)
+    # the same sums in another order: n terms of size |f_j| |f_l|, each rounded
+    scale = Ft.norm(dim=0)[pairs[:, 0]] * Ft.norm(dim=0)[pairs[:, 1]]
+    assert bool(((ours - full_residual_similarity(Ft, eta, pairs)).abs()
+                 <= 4 * n * torch.finfo(F64).eps * scale).all())
+
+
 def test_a_wrong_woodbury_breaks_the_bound():
     Ft = features(12, 16, 3).unsqueeze(0)
     r = ridge_routes(Ft, 1e-2, third_party_code_ridge_inverse)
@@ -154,6 +184,20 @@ def test_routes_reject_a_bad_eta(bad):
 
 
 # --- similarity and pairs ----------------------------------------------------------------
+
+@settings(max_examples=20)
+@given(st.integers(2, 12), st.integers(2, 30), st.floats(-0.5, 0.8), st.integers(0, 2**31 - 1),
+       st.integers(1, 40))
+def test_disjoint_pairs_do_not_depend_on_the_screening_block(n, K, threshold, seed, block):
+    cos = feature_cosines(features(n, K, seed))
+    one_pass = disjoint_similar_pairs(cos, threshold)
+    saved = repulsion._GREEDY_BLOCK
+    try:
+        repulsion._GREEDY_BLOCK = block
+        assert torch.equal(disjoint_similar_pairs(cos, threshold), one_pass)
+    finally:
+        repulsion._GREEDY_BLOCK = saved
+
 
 @settings(max_examples=30)
 @given(st.integers(2, 12), st.integers(2, 14), st.floats(-0.5, 0.8), st.integers(0, 2**31 - 1))

@@ -35,17 +35,18 @@ import torch
 from numerics.errors import Diverged
 from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.repulsion_along_training import (
+    FeatureSVD,
     RidgeRoutes,
     checkpoint_features,
     disjoint_similar_pairs,
     feature_cosines,
+    full_residual_pair_similarity,
     ridge_routes,
     similarity_rounding_bound,
     top_pairs,
     wilson_interval,
 )
 from numerics.ridge_inverse import (
-    full_residual_similarity,
     pair_entries,
     schur_terms,
     third_party_code_residual_similarity,
@@ -179,8 +180,9 @@ def _checkpoints(run: Run) -> list[Checkpoint]:
         for epoch, Ft in features.items():
             cos = feature_cosines(Ft)
             similar = tuple(disjoint_similar_pairs(c, run.params["threshold"]) for c in cos)
+            svd = FeatureSVD.of(Ft)      # eta-free: one SVD for both readings
             for name, eta in readings(run.params).items():
-                routes = ridge_routes(Ft, eta, run.stated["woodbury"])
+                routes = ridge_routes(Ft, eta, run.stated["woodbury"], svd=svd)
                 out.append(Checkpoint(epoch, name, routes, cos, similar))
         return out
 
@@ -196,9 +198,13 @@ def _sweep(run: Run) -> dict[int, list[RidgeRoutes]]:
     """The Woodbury route in float32 along the eta sweep, at the sweep checkpoints (cached)."""
     def compute() -> dict[int, list[RidgeRoutes]]:
         features, _ = _train(run)
-        return {epoch: [ridge_routes(features[epoch], eta, run.stated["woodbury"],
-                                     woodbury_dtype=torch.float32, solve=False)
-                        for eta in run.params["eta_sweep"]] for epoch in run.params["sweep_at"]}
+        out = {}
+        for epoch in run.params["sweep_at"]:
+            svd = FeatureSVD.of(features[epoch])      # eta-free: one SVD for the sweep
+            out[epoch] = [ridge_routes(features[epoch], eta, run.stated["woodbury"],
+                                       woodbury_dtype=torch.float32, solve=False, svd=svd)
+                          for eta in run.params["eta_sweep"]]
+        return out
 
     return cached(_key(run, "sweep", "eta_sweep", "sweep_at"), compute)
 
@@ -431,7 +437,7 @@ def _compute_their_statistics(run: Run, points: list[Checkpoint]
             G = Ft[s].T @ Ft[s]
             Bw = c.routes.woodbury[s]
             theirs = (G - G @ Bw @ G)[pairs[:, 0], pairs[:, 1]]     # f_j^T (I - Ft B_W Ft^T) f_l
-            stable = full_residual_similarity(Ft[s], eta, pairs)
+            stable = full_residual_pair_similarity(Ft[s], eta, pairs)
             for name, value in (
                     ("frac B<0 on +sim", (b[cos > 0] < 0).double().mean()),
                     ("sign match, their code", (torch.sign(code) == -torch.sign(residual))

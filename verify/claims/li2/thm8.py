@@ -80,6 +80,7 @@ from verify.evidence import (
     symbolic_identity,
 )
 from verify.registry import register
+from verify.route_reuse import reused_route
 from verify.run import Run
 from verify.step_ladders import cached
 from verify.tolerances import roundoff
@@ -441,7 +442,11 @@ def _eq6_form(run: Run) -> Iterator[Evidence]:
 
 
 def check(run: Run) -> Iterator[Evidence]:
-    yield from _symbolic(run)
+    # the control swaps "selection", which the symbolic route does not read: its run replays
+    # this route's evidence and derivations (the Eq. 41 integral is not redone)
+    yield from reused_route(run, ("symbolic", run.params["symbolic_L"]),
+                            ("collection_integrand", "wait", "muon_time"),
+                            lambda: _symbolic(run))
     yield from _selection(run)
     yield from _counts(run)
     yield from _muon_guiding(run)
