@@ -75,6 +75,21 @@ def _reduce(e: sp.Expr) -> sp.Expr:
     return sp.cancel(sp.together(sp.expand(e)))
 
 
+#: Objects whose bound variables a plain replacement would wrongly touch: ``subs`` knows them.
+_BINDING = (sp.Integral, sp.Derivative, sp.Subs, sp.Sum, sp.Product)
+
+
+def _value_at(r: sp.Expr, point: dict[sp.Symbol, sp.Rational]) -> sp.Expr:
+    """``r`` at an exact rational point, as ``nsimplify(r.subs(point))`` gives it. Replacing the
+    symbols (``xreplace``) evaluates a rational function to a Rational directly (most of the
+    time ``subs`` and ``nsimplify`` took); ``nsimplify`` is kept for values whose sign sympy
+    cannot decide as they stand."""
+    if r.has(*_BINDING):
+        return sp.nsimplify(r.subs(point))
+    v = r.xreplace(point)
+    return v if v.is_Rational else sp.nsimplify(v)
+
+
 def is_zero(
     difference,
     symbols: Sequence[sp.Symbol] | None = None,
@@ -112,7 +127,7 @@ def is_zero(
         with time_limit(timeout):
             for _ in range(witnesses):
                 point = {s: sp.Rational(rng.randint(1, 97), rng.randint(1, 29)) for s in symbols}
-                values = [sp.nsimplify(r.subs(point)) for r in remaining]
+                values = [_value_at(r, point) for r in remaining]
                 nonzero = [abs(complex(sp.N(v, 30))) for v in values if v.is_zero is False]
                 if nonzero:
                     return IdentityCheck(
