@@ -17,6 +17,10 @@ float64, one thread, negative controls included) and records each claim's CPU ti
 Claims are being added all the time: the record names the claims measured, the git revision
 and the UTC time of the run.
 
+The machine is shared and its pace drifts (the same tree has measured 70 s and 84 s an hour
+apart): a fixed reference workload (sympy expansion and float64 GEMMs, one thread) is timed
+before and after the runs and recorded, so two records can be compared at equal pace.
+
 Run: ``python benchmarks/bench_check_walltime.py`` (one run by default; ``--repeats N`` keeps
 each claim's fastest time and the fastest total).
 """
@@ -39,6 +43,7 @@ TARGET_S = 60.0
 CORES = 2
 REPO = Path(__file__).resolve().parent.parent
 CHILD_FLAG = "--child-cpu-per-claim"
+REFERENCE_FLAG = "--child-reference"
 
 
 def pin_to_cores() -> list[int] | None:
@@ -109,9 +114,36 @@ def cpu_per_claim(patterns: list[str]) -> None:
     print(json.dumps(times))
 
 
+def reference_work() -> None:
+    """(Child mode.) A fixed workload of the two kinds ``verify check`` spends its time on,
+    one thread: a symbolic expansion (pure-Python sympy, like the derivations) and float64
+    GEMMs (like the simulations). Prints its process CPU seconds. The machine is shared, and
+    its pace drifts by tens of per cent within an hour; this figure, taken before and after
+    the timed runs, says at what pace a wall time was measured."""
+    import sympy as sp
+    import torch
+
+    torch.set_num_threads(1)
+    x = sp.symbols("x0:6")
+    a = torch.randn(128, 128, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    start = time.process_time()
+    sp.expand(sum(x) ** 9)
+    for _ in range(6000):
+        a @ a
+    print(time.process_time() - start)
+
+
+def reference_seconds(cpus: list[int] | None) -> float:
+    _, _, out = run_child([sys.executable, str(Path(__file__).resolve()), REFERENCE_FLAG], cpus)
+    return float(out.strip().splitlines()[-1])
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == CHILD_FLAG:
         cpu_per_claim(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == REFERENCE_FLAG:
+        reference_work()
         return
     parser = common.arguments(__doc__.split("\n\n")[0], repeats=1, warmup=0)
     parser.add_argument("--cpu-per-claim", action=argparse.BooleanOptionalAction, default=True,
@@ -133,12 +165,14 @@ def main() -> None:
         run_check([*args.patterns, "--jobs", str(args.jobs)], cpus)
     # Start-up alone: `verify list` imports the package and registers every claim.
     startup_wall, startup_cpu, _ = run_child([sys.executable, "-m", "verify", "list"], cpus)
+    reference = [reference_seconds(cpus)]
     runs = []
     for r in range(args.repeats):
         run = run_check([*args.patterns, "--jobs", str(args.jobs)], cpus)
         runs.append(run)
         print(f"  run {r + 1}/{args.repeats}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU",
               file=sys.stderr, flush=True)
+    reference.append(reference_seconds(cpus))
     claim_cpu: dict[str, list[float]] = {}
     if args.cpu_per_claim:
         _, _, out = run_child([sys.executable, str(Path(__file__).resolve()), CHILD_FLAG,
@@ -177,6 +211,8 @@ def main() -> None:
           f"(load average {common.load_average()})")
     print(f"start-up alone (`verify list`: imports, registration): {startup_wall:.1f} s wall, "
           f"{startup_cpu:.1f} s CPU")
+    print(f"machine pace: the reference workload took {reference[0]:.2f} s CPU before the "
+          f"timed runs and {reference[1]:.2f} s after (lower is faster)")
     if claim_cpu:
         print(f"sum of per-claim CPU times (second child): {cpu_sum:.1f} s")
     print(f"measured {started} at revision {git['revision']} "
@@ -190,6 +226,7 @@ def main() -> None:
         "startup": {"command": "python -m verify list", "wall_s": startup_wall,
                     "cpu_s": startup_cpu},
         "claims_cpu_sum_s": cpu_sum if claim_cpu else None,
+        "reference_workload_cpu_s": {"before": reference[0], "after": reference[1]},
         "runs": [{"wall_s": r["wall"], "cpu_s": r["cpu"], "summary": r["results"]["summary"]}
                  for r in runs],
         "claims": claims,
