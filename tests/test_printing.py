@@ -28,3 +28,17 @@ def test_symbols_with_other_assumptions_are_not_confused():
 
 def test_unhashable_objects_are_printed_afresh():
     assert printing.latex([x, sp.Matrix([y])]) == sp.latex([x, sp.Matrix([y])])
+
+
+def test_a_step_too_long_for_sympys_mathml_is_typeset_from_its_latex_in_the_report():
+    from theory.derivation import MATHML_MAX_LATEX, Step
+    from verify.report_html import _step_math
+
+    symbols = sp.symbols(f"z0:{MATHML_MAX_LATEX // 8}")
+    big = Step("a long sum", sum(s**2 for s in symbols))
+    small = Step("a short one", x**2)
+    record, short = big.as_record(), small.as_record()
+    assert len(record["latex"]) > MATHML_MAX_LATEX and record["mathml"] is None
+    assert short["mathml"] == sp.mathml(x**2, printer="presentation")
+    shown = _step_math(record)
+    assert shown.startswith("<math") and "z_{0}^{2}" in shown  # the LaTeX, typeset

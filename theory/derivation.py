@@ -9,6 +9,12 @@ import sympy as sp
 from theory import printing
 
 
+#: Longest LaTeX (characters) whose sympy MathML a step keeps. Beyond it sympy's presentation
+#: printer costs about as much as the derivation itself, and the report typesets the LaTeX
+#: instead (``verify.mathml.from_latex``), which reads the same for formulas that long.
+MATHML_MAX_LATEX = 2000
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a derivation: what was done, and the expression it produced."""
@@ -18,12 +24,15 @@ class Step:
 
     def as_record(self) -> dict[str, str | None]:
         """Plain-data form (for JSON): the sentence, the LaTeX, the sympy string and the
-        presentation MathML sympy prints (reports show it without re-deriving anything)."""
+        presentation MathML sympy prints (reports show it without re-deriving anything; None
+        beyond :data:`MATHML_MAX_LATEX`)."""
         if self.expr is None:
             return {"text": self.text, "latex": None, "sympy": None, "mathml": None}
-        return {"text": self.text, "latex": printing.latex(self.expr),
-                "sympy": printing.sympy_string(self.expr),
-                "mathml": printing.presentation_mathml(self.expr)}
+        latex = printing.latex(self.expr)
+        mathml = (printing.presentation_mathml(self.expr) if len(latex) <= MATHML_MAX_LATEX
+                  else None)
+        return {"text": self.text, "latex": latex, "sympy": printing.sympy_string(self.expr),
+                "mathml": mathml}
 
 
 @dataclass
