@@ -266,15 +266,3 @@ def wilson_interval(successes: int, trials: int, level: float) -> tuple[float, f
     lo = 0.0 if successes == 0 else max(0.0, centre - half)
     hi = 1.0 if successes == trials else min(1.0, centre + half)
     return lo, hi
-
-
-def similarity_rounding_bound(Ft: torch.Tensor, eta: float, pairs: torch.Tensor) -> torch.Tensor:
-    r"""Rounding bound on :math:`\tilde{\mathbf f}_j^\top P_{\eta,-j\ell}\tilde{\mathbf f}_\ell`
-    from an SVD of :math:`\tilde F_{-j\ell}`: :math:`4u(n+s_{\max}/\sqrt\eta)
-    \|\tilde{\mathbf f}_j\|\|\tilde{\mathbf f}_\ell\|` (the SVD is exact for a perturbation of
-    size :math:`u\,s_{\max}` and :math:`\|\partial P_\eta/\partial F\|\le1/\sqrt\eta`; loss of
-    orthogonality and the two products add :math:`nu`). The same bound as ``li2.thm6``."""
-    u = torch.finfo(Ft.dtype).eps
-    s_max = float(torch.linalg.matrix_norm(Ft, ord=2))
-    norms = Ft.norm(dim=0)
-    return 4 * u * (Ft.shape[0] + s_max / math.sqrt(eta)) * norms[pairs[:, 0]] * norms[pairs[:, 1]]

@@ -233,3 +233,18 @@ def third_party_code_residual_similarity(Ft: torch.Tensor, B_code: torch.Tensor,
     _check_pairs(pairs, Ft.shape[-1])
     fj, fl = Ft[:, pairs[:, 0]], Ft[:, pairs[:, 1]]
     return (fj * (fl - Ft @ (B_code @ (Ft.transpose(-1, -2) @ fl)))).sum(0)
+
+
+def similarity_rounding_bound(Ft: torch.Tensor, eta: float, pairs: torch.Tensor,
+                              s_max: float | None = None) -> torch.Tensor:
+    r"""Rounding bound on :math:`\tilde{\mathbf f}_j^\top P_{\eta,-j\ell}\tilde{\mathbf f}_\ell`
+    computed from an SVD of :math:`\tilde F_{-j\ell}`, for each pair of ``pairs`` ``(P, 2)``:
+    :math:`4u(n+s_{\max}/\sqrt\eta)\|\tilde{\mathbf f}_j\|\|\tilde{\mathbf f}_\ell\|`.
+    The SVD is exact for a perturbation of size :math:`u\,s_{\max}` and
+    :math:`\|\partial P_\eta/\partial F\|\le1/\sqrt\eta`; loss of orthogonality and the two
+    products add :math:`nu`. ``s_max``: :math:`\|\tilde F\|_2` when already at hand."""
+    u = torch.finfo(Ft.dtype).eps
+    if s_max is None:
+        s_max = float(torch.linalg.matrix_norm(Ft, ord=2))
+    norms = Ft.norm(dim=0)
+    return 4 * u * (Ft.shape[0] + s_max / math.sqrt(eta)) * norms[pairs[:, 0]] * norms[pairs[:, 1]]

@@ -37,6 +37,7 @@ from numerics.ridge_inverse import (
     ridge_inverse_woodbury,
     ridge_spectrum,
     schur_terms,
+    similarity_rounding_bound,
     third_party_code_residual_similarity,
     third_party_code_ridge_inverse,
 )
@@ -61,7 +62,7 @@ from verify.evidence import (
 from verify.registry import register
 from verify.run import Run
 from verify.sampling import SEED, IntRange, LogUniform, draw
-from verify.tolerances import conditioned, unit_roundoff
+from verify.tolerances import conditioned
 
 
 def stated_b(alpha, beta, gamma):
@@ -104,18 +105,6 @@ def _b_tolerance(run: Run, n: int, K: int, kappa: float) -> Tolerance:
                        "b_jl / ||B||_2 of backward-stable routes (SVD, Cholesky, Schur terms)")
 
 
-def _beta_bound(run: Run, Ft: torch.Tensor, eta: float, pairs: torch.Tensor,
-                s_max: float) -> torch.Tensor:
-    r"""Rounding bound on :math:`\mathbf f_j^\top P\mathbf f_\ell`: the SVD of :math:`F_r` is
-    exact for :math:`F_r + E`, :math:`\|E\| \lesssim u\,s_{\max}`, and
-    :math:`\|\partial P_\eta/\partial F\| \le 1/\sqrt\eta`; orthogonality loss and the two
-    products add :math:`n u`. Hence
-    :math:`4u(n + s_{\max}/\sqrt\eta)\|\mathbf f_j\|\|\mathbf f_\ell\|`."""
-    u = unit_roundoff(run.dtype)
-    norms = Ft.norm(dim=0)
-    return 4 * u * (Ft.shape[0] + s_max / math.sqrt(eta)) * norms[pairs[:, 0]] * norms[pairs[:, 1]]
-
-
 def _sample_pairs(K: int, count: int, rng: np.random.Generator, device) -> torch.Tensor:
     """``count`` distinct pairs j < l (all of them when there are fewer)."""
     j, l = np.triu_indices(K, k=1)
@@ -149,7 +138,7 @@ def _pair_study(run: Run, Ft: torch.Tensor, eta: float, pairs: torch.Tensor, lab
                   tolerance=tol, parameters=size, metric="absolute")
 
     b_bound = tol.value * norm_B
-    beta_bound = _beta_bound(run, Ft, eta, pairs, s_max)
+    beta_bound = similarity_rounding_bound(Ft, eta, pairs, s_max)
     yield _sign_evidence(run, Route.NUMERIC, f"sign rule at sampled pairs, {label}", beta, b,
                          beta_bound, b_bound, size, f"sign rule: {label}")
     run.figure(f"Schur denominator (alpha gamma - beta^2)/(alpha gamma), min: {label}",
@@ -291,7 +280,7 @@ def _property_study(run: Run) -> Iterator[Evidence]:
             worst, worst_config = gap, c
         betas.append(beta)
         bs.append(b)
-        beta_bounds.append(_beta_bound(run, Ft, c["eta"], pairs, s_max))
+        beta_bounds.append(similarity_rounding_bound(Ft, c["eta"], pairs, s_max))
         b_bounds.append(torch.full_like(b, unit))
     space = {"space": str(SPACE), "cases": run.params["property_cases"],
              "pairs per case": run.params["property_pairs"]}

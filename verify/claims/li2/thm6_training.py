@@ -42,13 +42,13 @@ from numerics.repulsion_along_training import (
     feature_cosines,
     full_residual_pair_similarity,
     ridge_routes,
-    similarity_rounding_bound,
     top_pairs,
     wilson_interval,
 )
 from numerics.ridge_inverse import (
     pair_entries,
     schur_terms,
+    similarity_rounding_bound,
     third_party_code_residual_similarity,
     third_party_code_ridge_inverse,
 )
