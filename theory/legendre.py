@@ -168,9 +168,11 @@ def _check_case(q: sp.Expr, L: int) -> None:
         raise ValueError(f"q: {q!r} must be a rational number in [1, 2]")
 
 
+@cache
 def _improper(power: sp.Expr, end: sp.Expr) -> sp.Expr:
     r""":math:`\int_0^1 u^{\text{power}}du` (``end`` 0) or :math:`\int_1^\infty` (``end``
-    oo): the antiderivative's limit at ``end`` (finite, or oo for a divergent integral)."""
+    oo): the antiderivative's limit at ``end`` (finite, or oo for a divergent integral). A pure
+    function of the power (cached: the balances and depths share powers)."""
     antiderivative = sp.integrate(U**power, U)
     value = sp.limit(antiderivative, U, end, "+" if end == 0 else "-") \
         - antiderivative.subs(U, 1)
@@ -235,8 +237,12 @@ def derive_legendre_case(q: sp.Expr, L: int, balance: str) -> Derivation:
         start = X0 ** (q / L) if balance == "zero" else sp.Integer(0)
         d.step("u at the start: x_0^(q/L) (zero balance) or 0 (Cor. 4.8: w_1 = 0, x_0 = 0)",
                start)
+        # A monomial c u^k (zero balance) integrates by its antiderivative and limits; by
+        # default sympy tries Meijer G first, at many times the cost, for the same value.
+        coefficient, _ = integrand.as_coeff_exponent(U)
+        direct = {} if coefficient.has(U) else {"meijerg": False, "risch": False}
         blow_up = d.step("G^(q-1) T* = sup grad R - grad R(x_0) = int_(u_0)^oo integrand du",
-                         sp.integrate(integrand, (U, start, sp.oo), conds="none"))
+                         sp.integrate(integrand, (U, start, sp.oo), conds="none", **direct))
     m = d.step("metric exponent q (L - 1) / L", q * (L - 1) / sp.Integer(L))
     d.result = LegendreCase(q=q, L=L, balance=balance, m=m, integrand=integrand,
                             power_at_zero=power_at_zero, power_at_infinity=power_at_infinity,
@@ -271,13 +277,16 @@ def derive_depth_threshold() -> Derivation:
     d = Derivation("the depth at which grad R stops being onto (symbolic q, L)")
     m_sym = sp.Symbol("m", positive=True)
     excess = d.step("power of u at infinity + 1: L (1/q - 1) + 1", DEPTH * (1 / Q - 1) + 1)
-    in_m = sp.solve(sp.Eq(m_sym, Q * (DEPTH - 1) / DEPTH), Q)
+    # simplify=False in both solves (linear equations): the steps below factor the solutions,
+    # and sympy's simplify pass (the solves' main cost) would change nothing they show.
+    in_m = sp.solve(sp.Eq(m_sym, Q * (DEPTH - 1) / DEPTH), Q, simplify=False)
     (q_of_m,) = in_m
     written = d.step("with q = m L / (L - 1), i.e. in terms of m", sp.factor(excess.subs(
         Q, q_of_m)))
-    d.step("ratio to (L/q)(1 - m) (at that q): 1", sp.simplify(
+    # Both sides are rational functions of (L, m): cancel brings their ratio to lowest terms.
+    d.step("ratio to (L/q)(1 - m) (at that q): 1", sp.cancel(
         written / ((DEPTH / q_of_m) * (1 - m_sym))))
-    (depth,) = sp.solve(sp.Eq(excess, 0), DEPTH)
+    (depth,) = sp.solve(sp.Eq(excess, 0), DEPTH, simplify=False)
     d.result = DepthThreshold(m=m_sym, excess=written,
                               depth=d.step("L at which the excess vanishes", sp.factor(depth)))
     return d

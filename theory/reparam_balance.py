@@ -95,6 +95,23 @@ class ProductFlow:
         return self.grad_sign * int(sp.prod(self.signs))
 
 
+#: Placeholder for :math:`f'(\prod_i w_i)` in the chain rule, replaced by :math:`g` per pattern.
+_F_PRIME = sp.Dummy("fprime")
+
+
+@lru_cache(maxsize=None)
+def _chain_rule(L: int) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Expr, ...]]:
+    r"""Real symbols :math:`w_1..w_L` and sympy's :math:`\partial_{w_i}f(\prod_j w_j)` for an
+    undefined :math:`f`, with :math:`f'` then written :data:`_F_PRIME` (the same for every sign
+    pattern, so derived once per depth)."""
+    w_free = sp.symbols(f"w1:{L + 1}", real=True)
+    f = sp.Function("f")
+    return w_free, tuple(
+        sp.diff(f(sp.Mul(*w_free)), wi).replace(lambda e: isinstance(e, sp.Subs),
+                                                lambda e: _F_PRIME)
+        for wi in w_free)
+
+
 def product_flow(L: int, signs: Sequence[int], grad_sign: int,
                  decay: str = "none") -> ProductFlow:
     r"""The steepest flow of :math:`F(w) = f(\prod_i w_i)` at one sign pattern.
@@ -113,14 +130,14 @@ def product_flow(L: int, signs: Sequence[int], grad_sign: int,
     if decay not in DECAYS:
         raise ValueError(f"decay: {decay!r} is not one of {', '.join(DECAYS)}")
     a = magnitudes(L)
-    w_free = sp.symbols(f"w1:{L + 1}", real=True)
-    f = sp.Function("f")
+    w_free, gradient = _chain_rule(L)
     g = grad_sign * GAMMA
     on_pattern = {wf: s * ai for wf, s, ai in zip(w_free, signs, a)}
+    # f' and every w_i replaced at once, structurally (a product of symbols: no subs needed).
+    at_pattern = {_F_PRIME: g, **on_pattern}
     velocities = []
-    for wi in w_free:
-        dF = sp.diff(f(sp.Mul(*w_free)), wi)
-        dF = dF.replace(lambda e: isinstance(e, sp.Subs), lambda e: g).subs(on_pattern)
+    for wi, dF in zip(w_free, gradient):
+        dF = dF.xreplace(at_pattern)
         w_val = on_pattern[wi]
         argument = dF + (ALPHA * w_val if decay == "coupled" else 0)
         v = steepest_direction(argument, Q) - (ALPHA * w_val if decay == "decoupled" else 0)
@@ -216,6 +233,21 @@ def derive_balance_by_ratio() -> Derivation:
     return d
 
 
+def _integrate_linearly(e: sp.Expr, t: sp.Symbol) -> sp.Expr:
+    r"""Every indefinite ``Integral`` over ``t`` in ``e`` by linearity: the factor free of
+    ``t`` is taken out, :math:`\int c\,f(t)dt = c\int f(t)dt`; what is left is integrated
+    by sympy unless it holds an undefined function (then it stays an ``Integral``)."""
+    def integrate(integral: sp.Integral) -> sp.Expr:
+        if integral.limits != ((t,),):
+            return integral
+        constant, rest = integral.function.as_independent(t, as_Add=False)
+        if constant == 0:
+            return sp.Integer(0)
+        inner = sp.Integral(rest, t)
+        return constant * (inner if rest.atoms(sp.core.function.AppliedUndef) else inner.doit())
+    return e.replace(lambda s: isinstance(s, sp.Integral), integrate)
+
+
 @lru_cache(maxsize=None)
 def derive_decoupled_balance(L: int) -> Derivation:
     r"""Time dependence of :math:`D = |w_i|^q - |w_j|^q` under decoupled decay.
@@ -242,15 +274,37 @@ def derive_decoupled_balance(L: int) -> Derivation:
     alpha_t, Dt = sp.Function("alpha"), sp.Function("D")
     ode = sp.Eq(Dt(T).diff(T), rate.subs(ALPHA, alpha_t(T)) * Dt(T))
     # D' = (rate) D is first-order linear: naming that hint and skipping odesimp (most of
-    # dsolve's cost) gives the same solution C1 exp(-q int alpha) as the default hint.
-    solution = d.step("dsolve with alpha = alpha(t)",
-                      sp.dsolve(ode, Dt(T), hint="1st_linear", simplify=False))
+    # dsolve's cost) gives the same solution C1 exp(-q int alpha) as the default hint. Its
+    # integrals are left unevaluated ("_Integral") and done by linearity here: integrate()
+    # would only pull the constant factor out of int q alpha(t) dt too, after a long, failing
+    # search (Meijer G, heuristics) for an antiderivative of the undefined alpha.
+    solution = d.step("dsolve with alpha = alpha(t)", _integrate_linearly(
+        sp.dsolve(ode, Dt(T), hint="1st_linear_Integral", simplify=False), T))
     integral = sp.Integral(alpha_t(T), T)
     factor = solution.rhs / solution.rhs.subs(integral, 0)
     if factor.free_symbols & {sp.Symbol("C1")}:
         raise ArithmeticError(f"D(t)/D(0) still holds the integration constant: {factor}")
     d.result = d.step("D(t) / D(0) with A = int_0^t alpha(s) ds", factor.subs(integral, A_INT))
     return d
+
+
+def _canonical_sign_factor(e: sp.Expr) -> sp.Expr:
+    r"""``Abs(v)`` or ``sign(v)`` with the common factor of ``v`` pulled out (sympy then drops
+    a positive one) and ``sign(-v)`` written :math:`-\operatorname{sign}(v)`."""
+    e = e.func(sp.factor_terms(e.args[0]))
+    if isinstance(e, sp.sign) and e.args[0].could_extract_minus_sign():
+        return -sp.sign(-e.args[0])
+    return e
+
+
+def _reduce_signed(e: sp.Expr) -> sp.Expr:
+    """``e`` reduced to 0 if it is identically 0: first a cheap normal form (common factors out
+    of every ``Abs``/``sign``, one sign convention, powers of products split and expanded),
+    which settles the sign-pattern checks here; else ``simplify``, as a fallback."""
+    cheap = sp.expand(sp.powsimp(sp.expand_power_base(
+        e.replace(lambda s: isinstance(s, (sp.Abs, sp.sign)), _canonical_sign_factor),
+        force=True), force=True))
+    return cheap if cheap == 0 else sp.simplify(sp.powsimp(e, force=True))
 
 
 @lru_cache(maxsize=None)
@@ -277,7 +331,7 @@ def derive_coupled_balance() -> Derivation:
         for i in range(2):
             candidate = -Q * odd_power(flow.sign_of_gx * GAMMA * X + ALPHA * a[i] ** 2, Q)
             difference = sp.expand_power_base(power_rate(flow, i, Q) - candidate, force=True)
-            forms.add(sp.simplify(sp.powsimp(difference, force=True)))
+            forms.add(_reduce_signed(difference))
     if forms != {0}:
         raise ArithmeticError(f"d/dt a_i^q is not -q psi(sigma gamma |x| + alpha a_i^2): {forms}")
     a1, a2 = magnitudes(2)
@@ -435,10 +489,14 @@ def derive_metric_zero_balance(L: int) -> Derivation:
     base = derive_product_metric(L).result
     x = sp.Symbol("x", positive=True)
     zero = {cj: 0 for cj in base.c}
-    (u,) = [r for r in sp.solve(sp.Eq(base.P.subs(zero), x**Q), U) if r.is_positive]
+    # simplify=False: the roots of u^L = x^q come out as plain powers of x already; sympy's
+    # simplify pass over them is the solve's main cost and changes nothing here.
+    (u,) = [r for r in sp.solve(sp.Eq(base.P.subs(zero), x**Q), U, simplify=False)
+            if r.is_positive]
     d.step("u from u^L = x^q", u)
     M = d.step("M = P'(u)", sp.powsimp(sp.diff(base.P.subs(zero), U).subs(U, u), force=True))
-    m = d.step("exponent of x in M: x dM/dx / M", sp.simplify(x * sp.diff(M, x) / M))
+    # M is a constant times a power of x, so x M'/M is a ratio of monomials: cancel reduces it.
+    m = d.step("exponent of x in M: x dM/dx / M", sp.cancel(x * sp.diff(M, x) / M))
     d.result = (M, m)
     return d
 

@@ -153,13 +153,16 @@ def _integrated_metric(q: sp.Rational, L: int) -> tuple[sp.Expr, sp.Expr]:
     M, _ = derive_metric_zero_balance(L).result
     hessian = 1 / M.subs(Q, q)
     m = q * (L - 1) / sp.Integer(L)
+    # 1/M is a monomial c z^(-m) (and grad R a monomial or c log z): its antiderivative and
+    # limits give the integral; sympy's default tries Meijer G first, for the same value.
+    direct = {"meijerg": False, "risch": False}
     if m < 1:
-        gradient = sp.integrate(hessian.subs(x, z), (z, 0, x))
+        gradient = sp.integrate(hessian.subs(x, z), (z, 0, x), **direct)
     elif m > 1:
-        gradient = -sp.integrate(hessian.subs(x, z), (z, x, sp.oo))
+        gradient = -sp.integrate(hessian.subs(x, z), (z, x, sp.oo), **direct)
     else:
-        gradient = sp.integrate(hessian.subs(x, z), (z, 1, x))
-    return gradient, sp.integrate(gradient.subs(x, z), (z, 0, x))
+        gradient = sp.integrate(hessian.subs(x, z), (z, 1, x), **direct)
+    return gradient, sp.integrate(gradient.subs(x, z), (z, 0, x), **direct)
 
 
 def _special_cases(run: Run) -> Iterator[Evidence]:
