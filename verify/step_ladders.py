@@ -256,21 +256,48 @@ class Limit:
     dt: float
 
 
-def flow_limit(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torch.Tensor,
-               to_x: Callable[[torch.Tensor], torch.Tensor], *, dt: float, chunk: int,
-               tol: float, max_steps: int) -> Limit:
-    """Run ``field`` (RK4) until the speed of x is below ``tol``, then the same number of
-    time units at ``dt/2``."""
+def flow_limits(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torch.Tensor,
+                to_x: Callable[[torch.Tensor], torch.Tensor], *, dt: Sequence[float],
+                sizes: Sequence[int], chunk: int, tol: float, max_steps: int,
+                tangent: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None
+                ) -> list[Limit]:
+    """Run ``field`` (RK4) until the speed of x is below ``tol``, then the same number of time
+    units at ``dt/2``, for several runs in one batch. The state's dim 1 (x's dim 0) holds the
+    runs' entries one after another: ``sizes[r]`` entries of run ``r``, stepped at ``dt[r]``.
+    Each run stops on its own, when the largest speed of x over its entries is below ``tol``
+    (its entries are then frozen), and its ``dt/2`` run (in the same batch: ``field`` sees
+    the entries twice, so it must broadcast over dim 1) takes twice its own steps, so each
+    limit is the one that run gives alone. ``tangent(y, v)``, if given, is
+    the velocity of x along v (e.g. ``numerics.decayed_limits.product_tangent``); otherwise
+    it comes from forward-mode autograd of ``to_x``."""
+    if len(dt) != len(sizes) or sum(sizes) != y0.shape[1]:
+        raise ValueError(f"dt, sizes: one step and one size per run, sizes summing to "
+                         f"y0.shape[1] = {y0.shape[1]}; got {list(dt)}, {list(sizes)}")
+    run_of = torch.repeat_interleave(torch.arange(len(sizes), device=y0.device),
+                                     torch.tensor(list(sizes), device=y0.device))
+    step = torch.tensor(list(dt), dtype=y0.dtype, device=y0.device)[run_of]
 
-    def speed(t: float, y: torch.Tensor) -> float:
-        _, tangent = torch.func.jvp(to_x, (y,), (field(t, y),))
-        return float(tangent.abs().max())
+    def speed(t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        velocity = field(t, y)
+        if tangent is not None:
+            x_dot = tangent(y, velocity)
+        else:
+            _, x_dot = torch.func.jvp(to_x, (y,), (velocity,))
+        entry = x_dot.abs().reshape(x_dot.shape[0], -1).amax(1)
+        run = torch.zeros(len(sizes), dtype=entry.dtype, device=entry.device).scatter_reduce(
+            0, run_of, entry, "amax", include_self=False)
+        return run[run_of]
 
-    rest = integrate_to_rest(field, y0, dt=dt, chunk=chunk, speed=speed, tol=tol,
-                             max_steps=max_steps)
-    fine = integrate(field, y0, dt=dt / 2, steps=2 * rest.steps,
-                     record_every=2 * rest.steps).final
-    return Limit(to_x(rest.final), to_x(fine), rest.remaining(), rest.steps, dt)
+    rest = integrate_to_rest(field, y0, dt=step, chunk=chunk, speed=speed, tol=tol,
+                             max_steps=max_steps, halved=True)
+    coarse, fine, remaining = to_x(rest.final), to_x(rest.halved), rest.remaining()
+    limits = []
+    for r, run_dt in enumerate(dt):
+        entries = run_of == r
+        first = int(entries.nonzero()[0])
+        limits.append(Limit(coarse[entries], fine[entries], float(remaining[first]),
+                            int(rest.steps[first]), run_dt))
+    return limits
 
 
 def limit_evidence(quantity: str, stated: torch.Tensor, limit: Limit, condition: float,

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
+from numerics.decayed_limits import product_tangent
 from numerics.integrators import integrate
 from numerics.steepest_flows import (
     MirrorFlow,
@@ -33,7 +34,7 @@ from verify.registry import register
 from verify.run import Run
 from verify.step_ladders import (
     cached,
-    flow_limit,
+    flow_limits,
     ladder,
     ladder_compare,
     ladder_tolerance,
@@ -146,22 +147,27 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
     A, y = problem.A, problem.y
     N, d = A.shape
     curvature = float(torch.linalg.matrix_norm(A, ord=2)) ** 2 / N
-    for delta_value in p["delta"]:
-        delta = torch.full((p["inits"], 1), delta_value, dtype=run.dtype, device=run.device)
-        W0 = _balanced(delta, d, p["init_scale"], run.generator(f"bias {delta_value}"), run)
+    n = p["inits"]
+    deltas = [torch.full((n, 1), v, dtype=run.dtype, device=run.device) for v in p["delta"]]
+    W0s = [_balanced(delta, d, p["init_scale"], run.generator(f"bias {v}"), run)
+           for v, delta in zip(p["delta"], deltas)]
+    # q = 2 as a Python number: odd_power's fast path, the same bits as the tensor form
+    gf = ProductFlow(problem.grad, 2.0, torch.ones(2, 1, 1, dtype=run.dtype, device=run.device))
+    # RK4 is stable for dt * lambda_max < 2.78; lambda_max <= curvature * M with
+    # M = sqrt(delta^2 + 4 x^2) along the path (|x| bounded by p["x_bound"]).
+    steps = [p["safety"] / (curvature * math.sqrt(v**2 + 4 * p["x_bound"] ** 2))
+             for v in p["delta"]]
+    key = f"ns.ex3.2 bias {p} {run.seed} {run.dtype} {run.device}"
+    # One batch for every delta (each run stops on its own): the same limits as one run each.
+    limits = cached(key, lambda: flow_limits(
+        gf, torch.cat(W0s, dim=1), lambda W: W.prod(0), dt=steps, sizes=[n] * len(steps),
+        chunk=p["chunk"],
+        # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
+        # float64), below which the dt/2 run and the solve decide the budget.
+        tol=p["speed_tol_u"] * unit_roundoff(run.dtype), max_steps=p["max_steps"],
+        tangent=product_tangent))
+    for delta_value, delta, W0, limit in zip(p["delta"], deltas, W0s, limits):
         x0 = W0.prod(0)
-        # q = 2 as a Python number: odd_power's fast path, the same bits as the tensor form
-        gf = ProductFlow(problem.grad, 2.0, torch.ones(2, p["inits"], 1, dtype=run.dtype,
-                                                       device=run.device))
-        # RK4 is stable for dt * lambda_max < 2.78; lambda_max <= curvature * M with
-        # M = sqrt(delta^2 + 4 x^2) along the path (|x| bounded by p["x_bound"]).
-        dt = p["safety"] / (curvature * math.sqrt(delta_value**2 + 4 * p["x_bound"] ** 2))
-        key = f"ns.ex3.2 bias {p} {delta_value} {run.seed} {run.dtype} {run.device}"
-        limit = cached(key, lambda: flow_limit(
-            gf, W0, lambda W: W.prod(0), dt=dt, chunk=p["chunk"],
-            # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
-            # float64), below which the dt/2 run and the solve decide the budget.
-            tol=p["speed_tol_u"] * unit_roundoff(run.dtype), max_steps=p["max_steps"]))
         grad, hess = run.stated["gradient"], run.stated["hessian"]
         target, condition = bregman_projection(
             lambda x: grad(x, delta) - grad(x0, delta), lambda x: hess(x, delta), A, y, x0)

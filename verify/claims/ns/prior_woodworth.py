@@ -38,7 +38,7 @@ from verify.registry import register
 from verify.run import Run
 from verify.step_ladders import (
     cached,
-    flow_limit,
+    flow_limits,
     limit_evidence,
 )
 from verify.tolerances import unit_roundoff
@@ -98,6 +98,13 @@ def _derivatives(fn, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return first.detach(), second
 
 
+def _beta_tangent(W: torch.Tensor, V: torch.Tensor, D: int) -> torch.Tensor:
+    r""":math:`\dot\beta = Dw_+^{D-1}v_+ - Dw_-^{D-1}v_-` of :math:`\beta = w_+^D - w_-^D`
+    along a velocity ``V`` of ``W = stack(w_+, w_-)``: the directional derivative written out
+    (what forward-mode autograd of ``flow.beta`` computes, without loading torch.func)."""
+    return D * (W[0] ** (D - 1) * V[0] - W[1] ** (D - 1) * V[1])
+
+
 def _implicit_bias(run: Run) -> Iterator[Evidence]:
     p = run.params["bias"]
     problem, x_star = default_regression(run.generator("problem"), device=run.device,
@@ -108,17 +115,21 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
     flow = DifferenceOfPowersFlow(problem.grad, 2)
     l1, l2 = min_norm_solutions(A, y)
     transition = {}
-    for a in p["a"]:
-        W0 = torch.full((2, 1, d), a, dtype=run.dtype, device=run.device)
-        # RK4 is stable for dt lambda_max < 2.78; lambda_max <= curvature * mu with
-        # mu = 4 sqrt(beta^2 + 4 a^4) (derived) and |beta| <= x_bound along the path.
-        dt = p["safety"] / (curvature * 4 * math.sqrt(p["x_bound"] ** 2 + 4 * a**4))
-        key = f"ns.prior.woodworth {p} {a} {run.seed} {run.dtype} {run.device}"
-        limit = cached(key, lambda: flow_limit(
-            flow, W0, flow.beta, dt=dt, chunk=p["chunk"],
-            # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
-            # float64), below which the dt/2 run and the solve decide the budget.
-            tol=p["speed_tol_u"] * unit_roundoff(run.dtype), max_steps=p["max_steps"]))
+    # RK4 is stable for dt lambda_max < 2.78; lambda_max <= curvature * mu with
+    # mu = 4 sqrt(beta^2 + 4 a^4) (derived) and |beta| <= x_bound along the path.
+    steps = [p["safety"] / (curvature * 4 * math.sqrt(p["x_bound"] ** 2 + 4 * a**4))
+             for a in p["a"]]
+    W0 = torch.cat([torch.full((2, 1, d), a, dtype=run.dtype, device=run.device)
+                    for a in p["a"]], dim=1)
+    key = f"ns.prior.woodworth {p} {run.seed} {run.dtype} {run.device}"
+    # One batch for every a (each run stops on its own): the same limits as one run per a.
+    limits = cached(key, lambda: flow_limits(
+        flow, W0, flow.beta, dt=steps, sizes=[1] * len(steps), chunk=p["chunk"],
+        # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
+        # float64), below which the dt/2 run and the solve decide the budget.
+        tol=p["speed_tol_u"] * unit_roundoff(run.dtype), max_steps=p["max_steps"],
+        tangent=lambda W, V: _beta_tangent(W, V, flow.D)))
+    for a, limit in zip(p["a"], limits):
         s = run.stated["scale"](a)
 
         def potential(beta: torch.Tensor) -> torch.Tensor:
