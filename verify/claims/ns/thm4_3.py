@@ -234,15 +234,21 @@ def _measure_points(run: Run, problem: Regression, g: torch.Tensor) -> list[dict
     return points
 
 
+def _points_key(run: Run, label: str, *extra: object) -> str:
+    """Memo key of a route's measurements at the sampled points: everything they depend on."""
+    p = run.params
+    return " ".join(map(str, (label, run.seed_for("points"), run.seed_for("problem"), p["n"],
+                              p["L"], p["points"], *extra, run.dtype, run.device)))
+
+
 def _numeric(run: Run) -> Iterator[Evidence]:
     p = run.params
     n = p["n"]
     u = unit_roundoff(run.dtype)
     problem, g = _problem(run)
     order = run.stated["order"]
-    key = f"ns.thm4.3 points {run.seed_for('points')} {run.seed_for('problem')} {n} " \
-          f"{p['L']} {p['points']} {run.dtype} {run.device}"
-    points = cached(key, lambda: _measure_points(run, problem, g))
+    points = cached(_points_key(run, "ns.thm4.3 points"),
+                    lambda: _measure_points(run, problem, g))
     grad_norms = [pt["grad_norm"] for pt in points]
     h_meas = [pt["H"] for pt in points]
     h_der = [pt["H_derived"] for pt in points]
@@ -336,10 +342,10 @@ def _decay(run: Run) -> Iterator[Evidence]:
     u = unit_roundoff(run.dtype)
     problem, g = _problem(run)
     saddle = run.stated["decay_saddle"]
-    key = f"ns.x.thm4.3-decay {run.seed_for('points')} {run.seed_for('problem')} {n} " \
-          f"{p['L']} {p['points']} {p['alpha_ratio']} {run.dtype} {run.device}"
     # the control's run reuses the autograd work
-    ratio_me, eig_me, eig_de, me = cached(key, lambda: _decay_measurements(run, problem, g))
+    ratio_me, eig_me, eig_de, me = cached(
+        _points_key(run, "ns.x.thm4.3-decay", p["alpha_ratio"]),
+        lambda: _decay_measurements(run, problem, g))
     ratio_de = [1.0] * len(ratio_me)
     st = [saddle(L, ratio) for L in p["L"] for ratio in p["alpha_ratio"]]
     params = {"n": n, "L": p["L"], "alpha_ratio": p["alpha_ratio"]}
