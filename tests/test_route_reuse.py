@@ -10,8 +10,9 @@ from verify.route_reuse import reused_route
 from verify.run import Run
 
 
-def _run(stated, seed=0):
-    return Run(claim_id="test.route_reuse", fidelity="quick", params={}, stated=stated, seed=seed,
+def _run(stated, seed=0, params=None):
+    return Run(claim_id="test.route_reuse", fidelity="quick", params=params or {},
+               stated=stated, seed=seed,
                device=torch.device("cpu"), dtype=torch.float64)
 
 
@@ -56,4 +57,20 @@ def test_a_different_seed_recomputes():
     key = ("seed test", object())
     list(reused_route(_run({}), key, (), route))
     list(reused_route(_run({}, seed=1), key, (), route))
+    assert len(calls) == 2
+
+
+def test_other_parameters_recompute():
+    # one process may run a claim at several settings (check --set, verify stress)
+    calls = []
+
+    def route():
+        calls.append(1)
+        yield compare(Route.NUMERIC, "x", stated=1.0, measured=1.0,
+                      tolerance=Tolerance(0.0, "exact"))
+
+    key = ("parameter test", object())
+    list(reused_route(_run({}, params={"sizes": [2, 3]}), key, (), route))
+    list(reused_route(_run({}, params={"sizes": [2, 3]}), key, (), route))
+    list(reused_route(_run({}, params={"sizes": [2, 4]}), key, (), route))
     assert len(calls) == 2

@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "torch's own choice otherwise)")
     p_check.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                          help="run claims in N worker processes (default 1: in this process); "
-                              "each worker gets --threads torch threads")
+                              "each worker gets --threads torch threads (forked on Linux "
+                              "CPU runs, spawned otherwise)")
     p_check.add_argument("--json", dest="json_path", default="results.json", metavar="PATH",
                          help="where to write the results (default results.json)")
     p_check.add_argument("--strict", action="store_true",

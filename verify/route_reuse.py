@@ -8,12 +8,13 @@ with its evidence and replayed onto the second run.
 """
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verify.evidence import Evidence
+from verify.evidence import Evidence, to_json_value
 from verify.run import Run
 
 
@@ -31,10 +32,13 @@ _SIZE = 64
 
 def reused_route(run: Run, key: Hashable, uses: Sequence[str],
                  route: Callable[[], Iterator[Evidence]]) -> Iterator[Evidence]:
-    """The evidence of ``route()``, computed once per (``key``, claim, seed, dtype, device, the
-    stated functions named in ``uses``) and replayed, with what it left on the run, after."""
-    full = (key, run.claim_id, run.seed, str(run.dtype), str(run.device),
-            tuple(run.stated[name] for name in uses))
+    """The evidence of ``route()``, computed once per (``key``, claim, fidelity, parameters,
+    seed, dtype, device, the stated functions named in ``uses``) and replayed, with what it
+    left on the run, after. The parameters are part of the key because one process may run a
+    claim at several settings (``check --set``, ``verify stress``, tests)."""
+    full = (key, run.claim_id, run.fidelity,
+            json.dumps(to_json_value(dict(run.params)), sort_keys=True), run.seed,
+            str(run.dtype), str(run.device), tuple(run.stated[name] for name in uses))
     if full in _ROUTES:
         _ROUTES.move_to_end(full)
         record = _ROUTES[full]
