@@ -1,11 +1,12 @@
 """The command line: exit codes, one-line usage errors, the results JSON and its schema."""
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
-from tests.planted import gauss, gauss_off_by_one, make_claim, planted
+from tests.planted import gauss, gauss_check, gauss_off_by_one, make_claim, planted
 from verify.cli import main
 from verify.results import SCHEMA_VERSION
 
@@ -159,5 +160,29 @@ def test_check_restores_the_store_variable_it_routes_sweeps_with(tmp_path, monke
     code = main(["check", "li2.lemma11", "--store", str(tmp_path / "s.sqlite"),
                  "--json", str(tmp_path / "r.json")])
     assert code == 0
-    import os
     assert os.environ["THEORY_VERIFY_STORE"] == "off"
+
+
+def test_check_force_recomputes_the_sweep_points_inside_a_claim(tmp_path, monkeypatch):
+    """A claim that runs a sweep reuses its stored points on a second check; --force must
+    recompute them as it recomputes the claim (stale points would otherwise survive it)."""
+    from tests.test_sweep import square_points
+    from verify.sweep import ENV_FORCE, run_sweep
+
+    reused: list[list[bool]] = []
+
+    def check(run):
+        report = run_sweep(square_points, [{"x": x} for x in range(3)], name="test.sweeping")
+        reused.append([o.reused for o in report.outcomes])
+        yield from gauss_check(run)
+
+    monkeypatch.delenv(ENV_FORCE, raising=False)
+    store = str(tmp_path / "s.sqlite")
+    with planted(make_claim("test.sweeping", check=check)):
+        assert main(["check", "test.sweeping", "--store", store,
+                     "--json", str(tmp_path / "a.json")]) == 0
+        assert reused == [[False] * 3, [True] * 3]     # the control run reused the check's
+        assert main(["check", "test.sweeping", "--store", store, "--force",
+                     "--json", str(tmp_path / "b.json")]) == 0
+    assert reused[2:] == [[False] * 3, [False] * 3]
+    assert ENV_FORCE not in os.environ

@@ -317,22 +317,27 @@ def _open_store(args: argparse.Namespace):
 
 @contextlib.contextmanager
 def _sweep_store_env(args: argparse.Namespace) -> Iterator[None]:
-    """Sweeps inside claims (li2.fig5) store their points where --store / --no-store say, in
-    this process and in --jobs workers (they inherit the environment); the variable is restored
-    afterwards, so a caller of :func:`main` keeps its own setting."""
+    """Sweeps inside claims (li2.fig5) store their points where --store / --no-store say, and
+    --force recomputes their stored points too, in this process and in --jobs workers (they
+    inherit the environment); the variables are restored afterwards, so a caller of
+    :func:`main` keeps its own settings."""
     from verify.store import ENV
+    from verify.sweep import ENV_FORCE
 
-    value = "off" if args.no_store else args.store
-    previous = os.environ.get(ENV)
-    if value:
-        os.environ[ENV] = value
+    values = {ENV: "off" if args.no_store else args.store,
+              ENV_FORCE: "1" if args.force else None}
+    previous = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if value:
+            os.environ[name] = value
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _write_report(record: dict, out: str):

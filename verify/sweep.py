@@ -55,6 +55,9 @@ BACKENDS = ("local", "dask")
 #: so that a claim's sweep moves to a cluster without a change to the claim.
 ENV_BACKEND = "THEORY_VERIFY_SWEEP_BACKEND"
 ENV_SCHEDULER = "THEORY_VERIFY_SCHEDULER"
+#: Set to ``1`` (``check --force`` does), a call without ``force`` recomputes stored points:
+#: rerunning a claim must rerun the sweep inside it too, not replay its stored points.
+ENV_FORCE = "THEORY_VERIFY_SWEEP_FORCE"
 #: Points per call of a batched point function (and per Dask task).
 DEFAULT_BATCH = 16
 SCHEMA = """
@@ -350,7 +353,8 @@ def _resolve_store(store: Any) -> SweepStore | None:
 
 def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: str,
               backend: str | None = None, client: Any = None, batch_size: int = DEFAULT_BATCH,
-              store: SweepStore | ResultStore | str | Path | None = None, force: bool = False,
+              store: SweepStore | ResultStore | str | Path | None = None,
+              force: bool | None = None,
               progress: Callable[[str], None] | None = _tty_progress) -> SweepReport:
     """Compute ``fn`` at every point, reusing stored points, streaming new ones into the store.
 
@@ -362,7 +366,8 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
     points per call of a batched function (a point function that is not batched is called per
     point); ``store``: a store or a path; None (default) for ``check``'s store
     (``$THEORY_VERIFY_STORE`` or ``./theory-verify.sqlite``), ``'off'`` for none;
-    ``force``: recompute stored points; ``progress``: called with a line per finished chunk
+    ``force``: recompute stored points (default: whether ``$THEORY_VERIFY_SWEEP_FORCE`` is
+    ``1``); ``progress``: called with a line per finished chunk
     (default: stderr when it is a terminal).
 
     Both backends call ``fn`` on the same chunks (consecutive runs of the points not yet
@@ -380,6 +385,8 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
         raise ValueError(f"batch_size: {batch_size!r} must be an integer >= 1")
     if client is not None and backend != "dask":
         raise ValueError(f"client: given, but backend is {backend!r}; it needs backend='dask'")
+    if force is None:
+        force = os.environ.get(ENV_FORCE) == "1"
     function = function_name(fn)
     pts = _canonical_points(points)
     store = _resolve_store(store)
