@@ -10,6 +10,7 @@ set the wall time alone).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import importlib
 import multiprocessing
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,6 +29,14 @@ class ClaimTask:
     expected_seconds: float = 0.0
 
 
+#: First-generation threshold of the cyclic garbage collector in a worker (Python's default:
+#: 700 allocations). Derivations allocate sympy objects by the million, so the default runs
+#: the collector over a thousand times in a quick check, 2-4% of its CPU time; at 50 000 it
+#: runs a dozen times, and the peak memory is the same (measured on the li2 claims: 736 MB
+#: against 733 MB).
+GC_THRESHOLD = 50_000
+
+
 def _start_worker(modules: Sequence[str], threads: int | None) -> None:
     from verify import registry
 
@@ -36,6 +45,9 @@ def _start_worker(modules: Sequence[str], threads: int | None) -> None:
         importlib.import_module(module)
     if threads is not None:
         torch.set_num_threads(threads)
+    # The imported modules live as long as the worker: the collector need not walk them again.
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD)
 
 
 def _run_one(task: ClaimTask, fidelity: str, device: torch.device, dtype: torch.dtype,
