@@ -36,7 +36,7 @@ import torch
 
 from numerics.activations import Activation
 from numerics.energy import sphere_step, tangent
-from numerics.errors import Diverged
+from numerics.errors import Diverged, check_ascent_settings
 from numerics.group_task import GroupTask
 from numerics.landscape import AscentResult
 
@@ -113,12 +113,7 @@ def ascend_sphere_active(w0: torch.Tensor, task: GroupTask, act: Activation, lr:
     if w0.dim() != 2 or w0.shape[1] != 2 * task.M:
         raise ValueError(f"w0: needs shape (B, 2M) = (B, {2 * task.M}), got "
                          f"{tuple(w0.shape)}")
-    if not lr > 0:
-        raise ValueError(f"lr: {lr} must be > 0")
-    if max_steps < 1:
-        raise ValueError(f"max_steps: {max_steps} must be >= 1")
-    if not gtol > 0:
-        raise ValueError(f"gtol: {gtol} must be > 0")
+    check_ascent_settings(lr, max_steps, gtol)
     if chunk_elements < 1:
         raise ValueError(f"chunk_elements: {chunk_elements} must be >= 1")
     grid = cayley_grid(task, w0.dtype)

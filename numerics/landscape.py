@@ -19,7 +19,7 @@ import torch
 
 from numerics.activations import Activation
 from numerics.energy import sphere_step, tangent
-from numerics.errors import Diverged
+from numerics.errors import Diverged, check_ascent_settings
 from numerics.group_task import GroupTask, group_energy, inversion
 
 
@@ -102,12 +102,7 @@ def ascend_sphere(w0: torch.Tensor, task: GroupTask, act: Activation, lr: float,
     \mathcal E)/\|\cdot\|` from the rows of ``w0`` (normalised first), all starts in one batch,
     until every Riemannian gradient norm is at most ``gtol`` or ``max_steps``; raises
     :class:`Diverged` on a non-finite value."""
-    if not lr > 0:
-        raise ValueError(f"lr: {lr} must be > 0")
-    if max_steps < 1:
-        raise ValueError(f"max_steps: {max_steps} must be >= 1")
-    if not gtol > 0:
-        raise ValueError(f"gtol: {gtol} must be > 0")
+    check_ascent_settings(lr, max_steps, gtol)
     w = w0 / w0.norm(dim=-1, keepdim=True)
     e, g = energy_and_riemannian_gradient(w, task, act)
     decrease = torch.zeros_like(e)

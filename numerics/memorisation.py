@@ -29,7 +29,7 @@ from numerics.energy import (
     sphere_step,
     tangent,
 )
-from numerics.errors import Diverged
+from numerics.errors import Diverged, check_ascent_settings
 from numerics.landscape import tangent_spectrum
 
 #: :math:`\|\mathbf s\|^2\le2` (App. A.4): the sphere :math:`\|\mathbf w\|=1` seen from
@@ -140,12 +140,7 @@ def ascend_reduced(s0: torch.Tensor, p: torch.Tensor, act: Activation, lr: float
     \mathbf p\circ\sigma'(\mathbf s))` from the rows of ``s0`` (projected first), ``p``
     broadcast against them, until every gradient-mapping norm is ``<= gtol`` or
     ``max_steps``; raises :class:`Diverged` on a non-finite iterate."""
-    if not lr > 0:
-        raise ValueError(f"lr: {lr} must be > 0")
-    if max_steps < 1:
-        raise ValueError(f"max_steps: {max_steps} must be >= 1")
-    if not gtol > 0:
-        raise ValueError(f"gtol: {gtol} must be > 0")
+    check_ascent_settings(lr, max_steps, gtol)
     s = project_feasible(s0)
     value = reduced_objective(s, p, act)
     decrease = torch.zeros_like(value)
@@ -354,12 +349,7 @@ def ascend_energy(w0: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, act: 
     gain the descent lemma guarantees for lr at most 1/(local curvature), so lr settles
     below the oscillation limit 2/curvature. Stops when every gradient norm is ``<= gtol`` or after
     ``max_steps`` iterations; raises :class:`Diverged` on a non-finite value."""
-    if not lr0 > 0:
-        raise ValueError(f"lr0: {lr0} must be > 0")
-    if max_steps < 1:
-        raise ValueError(f"max_steps: {max_steps} must be >= 1")
-    if not gtol > 0:
-        raise ValueError(f"gtol: {gtol} must be > 0")
+    check_ascent_settings(lr0, max_steps, gtol, lr_name="lr0")
     u = torch.finfo(w0.dtype).eps
     slack_factor = 8 * (X.shape[0] + X.shape[1]) * u
     w = w0 / w0.norm(dim=-1, keepdim=True)

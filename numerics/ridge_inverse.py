@@ -143,7 +143,7 @@ def _check_pairs(pairs: torch.Tensor, K: int) -> None:
 
 def columns_without_pairs(Ft: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
     r""":math:`\tilde F_{-j\ell}` for each pair: shape ``(pairs, n, K-2)``, column order kept."""
-    n, K = Ft.shape
+    K = Ft.shape[1]
     _check_pairs(pairs, K)
     rows = torch.arange(len(pairs), device=pairs.device)
     keep = torch.ones(len(pairs), K, dtype=torch.bool, device=pairs.device)

@@ -23,7 +23,7 @@ import torch
 
 from numerics.activations import Activation
 from numerics.energy import sphere_step, tangent
-from numerics.errors import Diverged
+from numerics.errors import Diverged, check_ascent_settings
 from numerics.group_task import GroupTask, dense_inputs, first_layer, inversion
 from numerics.landscape import AscentResult
 
@@ -133,12 +133,7 @@ def ascend_modified(w0: torch.Tensor, task: GroupTask, residual: torch.Tensor, l
     rows of ``w0`` (normalised first); a row stops once its Riemannian gradient norm is at
     most ``gtol``, the whole run after ``max_steps`` (``steps``: the steps the slowest row
     took); raises :class:`Diverged` on a non-finite value."""
-    if not lr > 0:
-        raise ValueError(f"lr: {lr} must be > 0")
-    if max_steps < 1:
-        raise ValueError(f"max_steps: {max_steps} must be >= 1")
-    if not gtol > 0:
-        raise ValueError(f"gtol: {gtol} must be > 0")
+    check_ascent_settings(lr, max_steps, gtol)
     w = w0 / w0.norm(dim=-1, keepdim=True)
     e, g = _energy_and_riemannian_gradient(w, task, residual)
     decrease = torch.zeros_like(e)

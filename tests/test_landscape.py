@@ -155,3 +155,12 @@ def test_bad_arguments_raise():
         find_local_maxima(task, X2, 0, make_generator(0), lr=0.1, max_steps=1, gtol=1e-8)
     with pytest.raises(ValueError, match="chunk_elements"):
         ascend_in_chunks(w, task, X2, 0.1, 10, 1e-8, chunk_elements=0)
+
+
+@pytest.mark.parametrize("lr, max_steps, gtol, named", [
+    (float("nan"), 10, 1e-8, "lr0: nan"), (0.1, 0, 1e-8, "max_steps: 0"),
+    (0.1, 10, float("nan"), "gtol: nan"), (-1.0, 0, 0.0, "lr0: -1.0")])
+def test_ascent_settings_name_the_first_bad_one(lr, max_steps, gtol, named):
+    from numerics.errors import check_ascent_settings
+    with pytest.raises(ValueError, match=f"^{named} must be"):
+        check_ascent_settings(lr, max_steps, gtol, lr_name="lr0")
