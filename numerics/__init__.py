@@ -2,5 +2,5 @@
 from numerics.device import precision_flags, resolve_device, verification_precision
 from numerics.random import make_generator, randn
 
-__all__ = ["make_generator", "randn", "precision_flags", "resolve_device",
+__all__ = ["make_generator", "precision_flags", "randn", "resolve_device",
            "verification_precision"]
