@@ -2,6 +2,7 @@
 the same functions (the negative control must recompute anything its swapped form enters)."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from theory.derivation import Derivation
@@ -46,22 +47,12 @@ def test_reused_route_replays_only_while_its_stated_forms_are_unchanged():
     assert len(calls) == 2 and not c[0].ok
 
 
-def test_a_different_seed_recomputes():
-    calls = []
-
-    def route():
-        calls.append(1)
-        yield compare(Route.NUMERIC, "x", stated=1.0, measured=1.0,
-                      tolerance=Tolerance(0.0, "exact"))
-
-    key = ("seed test", object())
-    list(reused_route(_run({}), key, (), route))
-    list(reused_route(_run({}, seed=1), key, (), route))
-    assert len(calls) == 2
-
-
-def test_other_parameters_recompute():
+@pytest.mark.parametrize("first, second, third", [
+    ({}, {}, {"seed": 1}),
     # one process may run a claim at several settings (check --set, verify stress)
+    ({"params": {"sizes": [2, 3]}}, {"params": {"sizes": [2, 3]}}, {"params": {"sizes": [2, 4]}}),
+])
+def test_another_seed_or_other_parameters_recompute(first, second, third):
     calls = []
 
     def route():
@@ -69,8 +60,7 @@ def test_other_parameters_recompute():
         yield compare(Route.NUMERIC, "x", stated=1.0, measured=1.0,
                       tolerance=Tolerance(0.0, "exact"))
 
-    key = ("parameter test", object())
-    list(reused_route(_run({}, params={"sizes": [2, 3]}), key, (), route))
-    list(reused_route(_run({}, params={"sizes": [2, 3]}), key, (), route))
-    list(reused_route(_run({}, params={"sizes": [2, 4]}), key, (), route))
-    assert len(calls) == 2
+    key = ("setting test", object())
+    for setting in (first, second, third):
+        list(reused_route(_run({}, **setting), key, (), route))
+    assert len(calls) == 2                  # the second run replays the first, the third not
