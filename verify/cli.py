@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "./theory-verify.sqlite; 'off' disables it)")
         p.add_argument("--no-store", action="store_true", help="neither read nor write the store")
         p.add_argument("--force", action="store_true",
-                       help="rerun claims whose result is stored for the same key")
+                       help="rerun claims whose result is stored for the same key, and "
+                            "recompute the stored sweep points inside them")
     p_check.add_argument("--report", default=None, metavar="DIR",
                          help="also write the report (index.html, report.md) into DIR")
     p_report = sub.add_parser("report", help="render a report (HTML with MathML and SVG, "
