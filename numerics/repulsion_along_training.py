@@ -46,7 +46,6 @@ from scipy import stats
 from numerics.group_trainer import GroupTrainer
 from numerics.ridge_inverse import (
     null_projector,
-    residual_operator,
     ridge_inverse_cholesky,
     ridge_inverse_from_svd,
 )
@@ -228,17 +227,6 @@ def disjoint_similar_pairs(cos: torch.Tensor, threshold: float) -> torch.Tensor:
         if len(chosen) == K // 2:
             break
     return torch.tensor(chosen, dtype=torch.long, device=cos.device).reshape(-1, 2)
-
-
-def full_residual_pair_similarity(Ft: torch.Tensor, eta: float, pairs: torch.Tensor
-                                  ) -> torch.Tensor:
-    r"""The third party's :math:`\tilde{\mathbf f}_j^\top P_\eta\tilde{\mathbf f}_\ell` with
-    the full :math:`P_\eta` (:func:`numerics.ridge_inverse.residual_operator`) for every pair
-    of ``pairs`` ``(P, 2)`` at once: one product :math:`P_\eta[\mathbf f_{\ell_1},\dots]`
-    instead of a matrix-vector product per pair (the values of
-    :func:`numerics.ridge_inverse.full_residual_similarity` up to the order of summation)."""
-    P = residual_operator(Ft, eta)
-    return (Ft[:, pairs[:, 0]] * (P @ Ft[:, pairs[:, 1]])).sum(0)
 
 
 def top_pairs(cos: torch.Tensor, count: int) -> torch.Tensor:

@@ -196,9 +196,11 @@ def schur_terms(Ft: torch.Tensor, eta: float, pairs: torch.Tensor, *, chunk: int
 def full_residual_similarity(Ft: torch.Tensor, eta: float, pairs: torch.Tensor) -> torch.Tensor:
     r"""The third party's approximation of :math:`\beta`:
     :math:`\tilde{\mathbf f}_j^\top P_\eta\tilde{\mathbf f}_\ell` with the full :math:`P_\eta`
-    (no columns removed), from the stable form of :func:`residual_operator`."""
+    (no columns removed), from the stable form of :func:`residual_operator`, for every pair
+    of ``pairs`` ``(P, 2)`` at once (one product :math:`P_\eta[\mathbf f_{\ell_1},\dots]`)."""
     _check_pairs(pairs, Ft.shape[-1])
-    return quadratic_forms(residual_operator(Ft, eta), Ft, pairs)[1]
+    P = residual_operator(Ft, eta)
+    return (Ft[:, pairs[:, 0]] * (P @ Ft[:, pairs[:, 1]])).sum(0)
 
 
 def pair_entries(B: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:

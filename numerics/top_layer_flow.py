@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
+from numerics import integrators
 from numerics.errors import Diverged
 from numerics.two_layer import backprop_gradient, center, loss
 
@@ -79,12 +80,9 @@ def top_layer_field(Ft: torch.Tensor, Yt: torch.Tensor, V: torch.Tensor,
 
 def rk4_step(F: torch.Tensor, V: torch.Tensor, Y: torch.Tensor, eta: float,
              dt: float) -> torch.Tensor:
-    """One classical Runge-Kutta step of :math:`\\dot V = -\\partial J/\\partial V`."""
-    k1 = top_layer_velocity(F, V, Y, eta)
-    k2 = top_layer_velocity(F, V + 0.5 * dt * k1, Y, eta)
-    k3 = top_layer_velocity(F, V + 0.5 * dt * k2, Y, eta)
-    k4 = top_layer_velocity(F, V + dt * k3, Y, eta)
-    return V + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    """One classical Runge-Kutta step of :math:`\\dot V = -\\partial J/\\partial V`
+    (:func:`top_layer_velocity`, autograd)."""
+    return integrators.rk4_step(lambda _t, W: top_layer_velocity(F, W, Y, eta), 0.0, V, dt)
 
 
 def rk4_amplification(z: torch.Tensor) -> torch.Tensor:
@@ -142,16 +140,12 @@ def integrate_top_layer_flow(F: torch.Tensor, Y: torch.Tensor, V0: torch.Tensor,
 
     Ft, Yt = center(F), center(Y)
 
-    def step(V: torch.Tensor) -> torch.Tensor:
-        k1 = top_layer_field(Ft, Yt, V, eta)
-        k2 = top_layer_field(Ft, Yt, V + 0.5 * dt * k1, eta)
-        k3 = top_layer_field(Ft, Yt, V + 0.5 * dt * k2, eta)
-        k4 = top_layer_field(Ft, Yt, V + dt * k3, eta)
-        return V + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    def field(_t: float, V: torch.Tensor) -> torch.Tensor:
+        return top_layer_field(Ft, Yt, V, eta)
 
     V, times, G_F = V0, [0.0], [snapshot(V0, 0)]
     for k in range(1, steps + 1):
-        V = step(V)
+        V = integrators.rk4_step(field, 0.0, V, dt)
         if k % record_every == 0 or k == steps:
             times.append(k * dt)
             G_F.append(snapshot(V, k))

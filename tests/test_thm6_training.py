@@ -22,7 +22,6 @@ from numerics.repulsion_along_training import (
     checkpoint_features,
     disjoint_similar_pairs,
     feature_cosines,
-    full_residual_pair_similarity,
     ridge_routes,
     sample_centred_features,
     top_pairs,
@@ -30,6 +29,7 @@ from numerics.repulsion_along_training import (
 )
 from numerics.ridge_inverse import (
     full_residual_similarity,
+    residual_operator,
     ridge_inverse_svd,
     ridge_inverse_woodbury,
     third_party_code_ridge_inverse,
@@ -160,13 +160,14 @@ def test_a_shared_svd_gives_the_same_routes_at_every_eta(n, K, seed):
 
 @settings(max_examples=15)
 @given(st.integers(3, 12), st.integers(3, 16), st.floats(1e-3, 10.0), st.integers(0, 2**31 - 1))
-def test_the_batched_full_residual_similarity_is_the_per_pair_one(n, K, eta, seed):
+def test_the_full_residual_similarity_is_each_pairs_quadratic_form(n, K, eta, seed):
     Ft = features(n, K, seed)
     pairs = top_pairs(feature_cosines(Ft), 6)
-    ours = full_residual_pair_similarity(Ft, eta, pairs)
+    P = residual_operator(Ft, eta)
+    one_by_one = torch.stack([Ft[:, j] @ (P @ Ft[:, l]) for j, l in pairs.tolist()])
     # the same sums in another order: n terms of size |f_j| |f_l|, each rounded
     scale = Ft.norm(dim=0)[pairs[:, 0]] * Ft.norm(dim=0)[pairs[:, 1]]
-    assert bool(((ours - full_residual_similarity(Ft, eta, pairs)).abs()
+    assert bool(((full_residual_similarity(Ft, eta, pairs) - one_by_one).abs()
                  <= 4 * n * torch.finfo(F64).eps * scale).all())
 
 

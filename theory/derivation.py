@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import sympy as sp
+import sympy as sp  # noqa: F401 - the doctest below uses it
 
 from theory import printing
 

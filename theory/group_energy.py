@@ -14,7 +14,6 @@ from fractions import Fraction
 from functools import lru_cache
 
 import sympy as sp
-
 from sympy.polys.matrices import DomainMatrix
 
 from theory.cyclotomic import Cyc, CyclotomicField

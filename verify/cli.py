@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
@@ -26,6 +26,9 @@ from verify.results import key_figure_text, run_record, write_json
 from verify.runner import DTYPES, run_claim
 from verify.store import result_key
 from verify.sweep_cli import add_sweep_parser, cmd_sweep
+
+if TYPE_CHECKING:
+    import torch
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "theory-verify"

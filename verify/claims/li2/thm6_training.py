@@ -40,12 +40,12 @@ from numerics.repulsion_along_training import (
     checkpoint_features,
     disjoint_similar_pairs,
     feature_cosines,
-    full_residual_pair_similarity,
     ridge_routes,
     top_pairs,
     wilson_interval,
 )
 from numerics.ridge_inverse import (
+    full_residual_similarity,
     pair_entries,
     schur_terms,
     similarity_rounding_bound,
@@ -437,7 +437,7 @@ def _compute_their_statistics(run: Run, points: list[Checkpoint]
             G = Ft[s].T @ Ft[s]
             Bw = c.routes.woodbury[s]
             theirs = (G - G @ Bw @ G)[pairs[:, 0], pairs[:, 1]]     # f_j^T (I - Ft B_W Ft^T) f_l
-            stable = full_residual_pair_similarity(Ft[s], eta, pairs)
+            stable = full_residual_similarity(Ft[s], eta, pairs)
             for name, value in (
                     ("frac B<0 on +sim", (b[cos > 0] < 0).double().mean()),
                     ("sign match, their code", (torch.sign(code) == -torch.sign(residual))
