@@ -2,21 +2,21 @@ r"""Benchmark 3 (issue 9): projected ascent of Li2's energy (Eq. 7) from many ra
 :math:`\mathbb Z_{71}` with full data, batched vs a Python loop over the starts.
 
 The task: the Cayley table of :math:`\mathbb Z_{71}` (:math:`(a+b) \bmod 71`), all
-:math:`n = 71^2 = 5041` pairs (:func:`numerics.group_task.group_task`), :math:`\sigma(x)=x^2`,
+:math:`n = 71^2 = 5041` pairs (:func:`numerics.li2.group_task.group_task`), :math:`\sigma(x)=x^2`,
 ``--starts`` Gaussian starts in :math:`\mathbb R^{142}` drawn as
-:func:`numerics.landscape.find_local_maxima` draws them. Step and stopping rule are the
+:func:`numerics.li2.landscape.find_local_maxima` draws them. Step and stopping rule are the
 ``li2.thm2`` claim's: ``lr = 0.4 / M``, gradient tolerance :math:`10^4\,u\,M`
 (:math:`u = 2^{-53}`), at most ``--max-steps`` steps.
 
-* Project, active set (the headline): :func:`numerics.batched_ascent.ascend_sphere_active`:
+* Project, active set (the headline): :func:`numerics.li2.batched_ascent.ascend_sphere_active`:
   all starts in one batch evaluated in cache-sized chunks; a start leaves the batch when it
   meets the tolerance, and the energy's gradient is taken by the chain rule on the Cayley grid
   (checked against autograd in ``tests/test_batched_ascent.py``).
-* Project, chunked (the previous way): :func:`numerics.landscape.ascend_in_chunks` with its
+* Project, chunked (the previous way): :func:`numerics.li2.landscape.ascend_in_chunks` with its
   default chunks of about :math:`2^{20}/n` starts; every start of a chunk steps until the
   chunk's slowest start converges.
-* Baseline: :func:`~numerics.landscape.ascend_sphere` called on one start at a time in a
-  Python loop (autograd of :func:`numerics.group_task.group_energy`, each start stopping at its
+* Baseline: :func:`~numerics.li2.landscape.ascend_sphere` called on one start at a time in a
+  Python loop (autograd of :func:`numerics.li2.group_task.group_energy`, each start stopping at its
   own tolerance).
 * Same math, one start at a time: ``ascend_sphere_active`` called on one start at a time,
   which separates what batching buys from what the grid gradient buys.
@@ -37,9 +37,9 @@ import common
 import torch
 
 from numerics.activations import activation
-from numerics.batched_ascent import ascend_sphere_active
-from numerics.group_task import group_task
-from numerics.landscape import AscentResult, ascend_in_chunks, ascend_sphere
+from numerics.li2.batched_ascent import ascend_sphere_active
+from numerics.li2.group_task import group_task
+from numerics.li2.landscape import AscentResult, ascend_in_chunks, ascend_sphere
 
 NAME = "energy_ascent"
 UNIT_ROUNDOFF = 2.0**-53  # float64

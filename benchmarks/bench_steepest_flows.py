@@ -1,7 +1,7 @@
 r"""Benchmark 2 (issue 9): the batched steepest-flow integrator vs scipy's ``solve_ivp`` one
 initialisation at a time, at the same accuracy.
 
-The flow: :class:`numerics.steepest_flows.ProductFlow` on :math:`x=\prod_{i=1}^L w_i` for the
+The flow: :class:`numerics.ns.steepest_flows.ProductFlow` on :math:`x=\prod_{i=1}^L w_i` for the
 catalogue's default regression (Never Saddle §4.0: :math:`N=10`, :math:`d=20`,
 :math:`f(x)=\tfrac1{2N}\|Ax-y\|^2`), :math:`\dot w_i=-\psi_q(\partial_{w_i}F)`, from
 ``--inits`` random initialisations (factor entries of magnitude uniform in
@@ -33,7 +33,7 @@ timed runs.
 The headline ratio is the faster scipy loop over the faster batched adaptive method, each chosen
 anew for each statistic; the same-algorithm ratios (RK45 vs DP5, DOP853 vs DOP853) are also
 printed. The exponent is passed as the number ``q`` (one exponent for the whole batch), so at
-``q = 2`` :func:`numerics.steepest_flows.odd_power` skips the power (same bits).
+``q = 2`` :func:`numerics.ns.steepest_flows.odd_power` skips the power (same bits).
 
 The default ``q = 2`` keeps the field smooth. For ``q < 2`` the field is not Lipschitz where a
 partial derivative vanishes, both integrators lose their order there and no reference reaches
@@ -58,7 +58,7 @@ from numerics.adaptive_integrators import (
     integrate_adaptive,
 )
 from numerics.integrators import integrate
-from numerics.steepest_flows import ProductFlow, default_regression
+from numerics.ns.steepest_flows import ProductFlow, default_regression
 
 NAME = "steepest_flows"
 SCIPY_METHODS = ("RK45", "DOP853")

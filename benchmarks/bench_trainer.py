@@ -6,7 +6,7 @@ The task (catalogue §5, Fig. 3, as the third party reads it): :math:`\mathbb Z_
 class-centred MSE, Adam with lr :math:`10^{-3}` and weight decay :math:`\eta = 2\times10^{-4}`,
 float32, full batch, one step per epoch.
 
-* Project: :class:`numerics.group_trainer.GroupTrainer` with all seeds on the batch axis; the
+* Project: :class:`numerics.li2.group_trainer.GroupTrainer` with all seeds on the batch axis; the
   training loss and accuracy every epoch (from the step's own forward pass), the test metrics
   and the diagnostics groups ``--diagnostics`` (default: the trainer's default groups,
   ``gradient``, ``gram`` on all nodes and samples, ``energy``, ``updates``) every 50 epochs;
@@ -62,7 +62,7 @@ from typing import Any
 import common
 import torch
 
-from numerics.group_trainer import (
+from numerics.li2.group_trainer import (
     DEFAULT_DIAGNOSTICS,
     GroupTrainer,
     Hyper,

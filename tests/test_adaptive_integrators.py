@@ -20,7 +20,7 @@ from numerics.adaptive_integrators import (
     integrate_adaptive,
 )
 from numerics.errors import Diverged
-from numerics.steepest_flows import ProductFlow, default_regression
+from numerics.ns.steepest_flows import ProductFlow, default_regression
 from verify.error_trends import TREND_SLACK, fit_trend, geometric_grid
 
 U = torch.finfo(torch.float64).eps / 2  # unit roundoff

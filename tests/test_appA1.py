@@ -16,16 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import group_energy, group_task
+from numerics.li2.group_task import group_energy, group_task
 from numerics.random import make_generator, randn
-from numerics.top_down import activation_matrix, block_sums
+from numerics.li2.top_down import activation_matrix, block_sums
 from tests.planted import failed_quantities
-from theory.cyclotomic import cyclotomic_field
-from theory.irreps import irreps
-from theory.thm2_proof import CycPoly, node_symbols, schur_outer_sum
+from theory.groups.cyclotomic import cyclotomic_field
+from theory.groups.irreps import irreps
+from theory.li2.thm2_proof import CycPoly, node_symbols, schur_outer_sum
+from verify.claims.li2._float_irreps import float_decomposition
+from verify.claims.li2._groups import build_group
 from verify.claims.li2.appA1 import stated_centred_target_sums, stated_eq20
-from verify.claims.li2.thm7 import float_decomposition
-from verify.named_groups import build_group
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim
@@ -130,7 +130,7 @@ def test_frobenius_form_of_eq20_and_eq15_match_the_energy(name, seed):
     _, frob = block_sums(S, Q, blocks[1:])
     dims = torch.tensor([r.dim for r in irreps(G)[1:]], dtype=torch.float64)
     torch.testing.assert_close(M / 2 * (frob / dims).sum(-1), E, rtol=1e-11, atol=0)
-    from numerics.group_task import regular_matrices
+    from numerics.li2.group_task import regular_matrices
 
     R = regular_matrices(G.table)
     torch.testing.assert_close(0.5 * stated_centred_target_sums(R, S).square().sum(-1), E,

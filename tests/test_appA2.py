@@ -15,12 +15,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.group_task import group_task, inversion, regular_matrices
+from numerics.li2.group_task import group_task, inversion, regular_matrices
 from numerics.random import make_generator
-from numerics.target_reconstruction import pair_parts, target_arrangement
+from numerics.li2.target_reconstruction import pair_parts, target_arrangement
 from tests.planted import failed_quantities
-from theory.irreps import regular_representation
-from theory.target_reconstruction import derive_cross_feature, derive_square_decoupling
+from theory.groups.irreps import regular_representation
+from theory.li2.target_reconstruction import derive_cross_feature, derive_square_decoupling
 from verify.claims.li2.appA2 import (
     stated_cross_feature,
     stated_cross_gram,
@@ -28,7 +28,7 @@ from verify.claims.li2.appA2 import (
     stated_irrep_fit,
 )
 from verify.evidence import Route
-from verify.named_groups import build_group, complex_projectors
+from verify.claims.li2._groups import build_group, complex_projectors
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

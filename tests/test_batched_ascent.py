@@ -1,5 +1,5 @@
-"""numerics.batched_ascent: the grid gradient against autograd of the definition, the active
-set against numerics.landscape.ascend_sphere run one start at a time, and the guards."""
+"""numerics.li2.batched_ascent: the grid gradient against autograd of the definition, the active
+set against numerics.li2.landscape.ascend_sphere run one start at a time, and the guards."""
 from __future__ import annotations
 
 import math
@@ -9,17 +9,17 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics import batched_ascent
+from numerics.li2 import batched_ascent
 from numerics.activations import ACTIVATIONS, activation
-from numerics.batched_ascent import (
+from numerics.li2.batched_ascent import (
     ascend_sphere_active,
     cayley_grid,
     grid_energy_and_gradient,
 )
 from numerics.errors import Diverged
-from numerics.group_task import first_layer, group_energy, group_task
-from numerics.landscape import ascend_sphere
-from verify.named_groups import build_group
+from numerics.li2.group_task import first_layer, group_energy, group_task
+from numerics.li2.landscape import ascend_sphere
+from verify.claims.li2._groups import build_group
 
 U = torch.finfo(torch.float64).eps / 2  # unit roundoff
 GROUPS = ("Z5", "Z7", "S3", "D4", "Q8", "A4", "Z2xZ4")

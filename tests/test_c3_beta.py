@@ -8,20 +8,20 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.output_scale import (
+from numerics.li2.output_scale import (
     residual_gradient,
     scaled_backprop_gradient,
     scaled_fixed_point,
 )
 from numerics.random import make_generator, randn
-from numerics.stage1_problems import draw_problems
-from numerics.two_layer import center
-from theory.output_scale import (
+from numerics.li2.stage1_problems import draw_problems
+from numerics.li2.two_layer import center
+from theory.li2.output_scale import (
     derive_scaled_fixed_point,
     derive_scaled_small_time_series,
     scaling_law,
 )
-from theory.stage1_expansion import derive_small_time_series
+from theory.li2.stage1_expansion import derive_small_time_series
 from verify.claims.li2.c3_beta import stated_small_time
 from verify.registry import get
 from verify.runner import run_claim

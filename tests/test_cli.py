@@ -105,12 +105,12 @@ def test_console_script_is_installed():
 
 
 def test_internal_error_exits_3_with_one_line(monkeypatch, capsys):
-    import verify.cli
+    import verify.cli.commands
 
     def broken():
         raise RuntimeError("registry exploded")
 
-    monkeypatch.setattr(verify.cli.registry, "load_builtin_claims", broken)
+    monkeypatch.setattr(verify.cli.commands.registry, "load_builtin_claims", broken)
     assert main(["list"]) == 3
     err = capsys.readouterr().err.strip()
     assert "internal error" in err and "\n" not in err
@@ -123,9 +123,9 @@ def test_every_builtin_claim_module_loads():
 
 
 def test_a_broken_claim_module_is_reported_and_the_rest_still_run(tmp_path, monkeypatch, capsys):
-    import verify.cli
+    import verify.cli.commands
 
-    monkeypatch.setattr(verify.cli.registry, "load_builtin_claims",
+    monkeypatch.setattr(verify.cli.commands.registry, "load_builtin_claims",
                         lambda: {"verify.claims.x.broken": "SyntaxError: invalid syntax"})
     assert main(["check", "li2.eq2", "--json", str(tmp_path / "r.json")]) == 0
     captured = capsys.readouterr()

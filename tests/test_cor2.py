@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import group_energy, group_task
+from numerics.li2.group_task import group_energy, group_task
 from numerics.random import make_generator
 from tests.planted import failed_quantities
-from theory.group_energy import exact_energy, normalised_energy, paper_form
+from theory.li2.group_energy import exact_energy, normalised_energy, paper_form
 from theory.groups import cyclic
 from verify.claims.li2.cor2 import (
     dominant_frequency_power,

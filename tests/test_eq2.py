@@ -3,7 +3,7 @@ import torch
 from hypothesis import given
 
 from numerics.random import make_generator, randn
-from numerics.two_layer import backprop_gradient, one_hot_labels
+from numerics.li2.two_layer import backprop_gradient, one_hot_labels
 from verify.claims.li2.eq2 import SPACE, stated_G_F, uncentred_G_F
 from verify.registry import get
 from verify.runner import run_claim

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from verify.arrays import transpose
 from verify.claims.li2.eq6 import (
     ACTIVATIONS,
@@ -18,7 +18,7 @@ from verify.claims.li2.eq6 import (
     node_cosines,
     tangent_of,
 )
-from verify.named_groups import build_group
+from verify.claims.li2._groups import build_group
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim

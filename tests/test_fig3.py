@@ -8,9 +8,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from verify.claims.li2.fig3 import _first, summarise
-from verify.named_groups import build_group
+from verify.claims.li2._groups import build_group
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

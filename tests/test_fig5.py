@@ -9,15 +9,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.phase_boundary import (
+from numerics.li2.phase_boundary import (
     crossing,
     group_table,
     phase_point,
     phase_sweep_point,
     seed_thresholds,
 )
-from verify.claims.li2.fig5 import ratio_grid, transition_width
-from verify.named_groups import build_group
+from verify.claims.li2._groups import build_group
+from verify.claims.li2._phase_transition import ratio_grid
+from verify.claims.li2.fig5 import transition_width
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from numerics.integrators import integrate, integrate_to_rest
 from numerics.random import make_generator
-from numerics.steepest_flows import DifferenceOfPowersFlow, default_regression
+from numerics.ns.steepest_flows import DifferenceOfPowersFlow, default_regression
 from verify.step_ladders import flow_limits
 
 FLOAT64 = torch.float64

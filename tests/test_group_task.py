@@ -1,4 +1,4 @@
-"""numerics.group_task (the group task by gathers, the float regular representation, Burnside's
+"""numerics.li2.group_task (the group task by gathers, the float regular representation, Burnside's
 dimensions) and the claim li2.groups-defs."""
 import dataclasses
 
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import ACTIVATIONS, activation
-from numerics.energy import energy
-from numerics.group_task import (
+from numerics.li2.energy import energy
+from numerics.li2.group_task import (
     cayley_tensor,
     centred_label_projection,
     class_algebra_dimensions,
@@ -24,11 +24,11 @@ from numerics.group_task import (
     regular_matrices,
 )
 from numerics.random import make_generator, randn
-from numerics.two_layer import center
+from numerics.li2.two_layer import center
 from theory.groups import cyclic, dihedral, direct_product, quaternion
-from theory.irreps import irreps, real_irreps
+from theory.groups.irreps import irreps, real_irreps
 from verify.claims.li2.groups_defs import eq8_exact
-from verify.named_groups import build_group, float_projectors
+from verify.claims.li2._groups import build_group, float_projectors
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

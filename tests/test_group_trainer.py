@@ -1,5 +1,5 @@
-"""numerics.group_trainer, numerics.optimizers, numerics.train_splits and
-numerics.training_diagnostics: gradients against autograd on the dense model, optimisers against
+"""numerics.li2.group_trainer, numerics.optimizers, numerics.li2.train_splits and
+numerics.li2.training_diagnostics: gradients against autograd on the dense model, optimisers against
 torch.optim, batching against single runs, exact resume, and diagnostics against their
 definitions."""
 import math
@@ -10,11 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics import group_trainer
+from numerics.li2 import group_trainer
 from numerics.activations import activation
 from numerics.device import precision_flags
-from numerics.group_task import group_energy, group_task
-from numerics.group_trainer import (
+from numerics.li2.group_task import group_energy, group_task
+from numerics.li2.group_trainer import (
     GroupTrainer,
     Hyper,
     TrainConfig,
@@ -25,9 +25,9 @@ from numerics.group_trainer import (
 from numerics.optimizers import BatchedOptimizer, OptimizerSpec, fused_adam_available
 from numerics.polar import newton_schulz
 from numerics.random import make_generator
-from numerics.train_splits import train_count
-from numerics.training_diagnostics import gram
-from verify.named_groups import build_group
+from numerics.li2.train_splits import train_count
+from numerics.li2.training_diagnostics import gram
+from verify.claims.li2._groups import build_group
 
 SEEDS = st.integers(0, 2**31 - 1)
 GROUPS = st.sampled_from(("Z3", "Z5", "Z6", "D3", "Z2xZ2"))

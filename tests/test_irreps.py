@@ -1,6 +1,6 @@
-"""theory.irreps: exact irreps of every type, real irreps, R_h, P, projectors, Q (Li2 §4.2).
+"""theory.groups.irreps: exact irreps of every type, real irreps, R_h, P, projectors, Q (Li2 §4.2).
 
-The property checks are exact (in Q(zeta_N), see theory.rep_checks); the sympy matrices are
+The property checks are exact (in Q(zeta_N), see theory.groups.rep_checks); the sympy matrices are
 also compared exactly for the groups whose entries sympy writes as radicals, and numerically
 (50 digits) for all.
 """
@@ -14,9 +14,9 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory.characters import _by_induction, irreducible_characters
-from theory.cyclotomic import cyclotomic_field
-from theory.group_constructors import _hamilton
+from theory.groups.characters import _by_induction, irreducible_characters
+from theory.groups.cyclotomic import cyclotomic_field
+from theory.groups.constructors import _hamilton
 from theory.groups import (
     alternating,
     cyclic,
@@ -26,7 +26,7 @@ from theory.groups import (
     quaternion,
     symmetric,
 )
-from theory.irreps import (
+from theory.groups.irreps import (
     Irrep,
     _irreps,
     character_table,
@@ -37,7 +37,7 @@ from theory.irreps import (
     regular_decomposition,
     regular_representation,
 )
-from theory.rep_checks import (
+from theory.groups.rep_checks import (
     check_all,
     check_character,
     check_homomorphism,
@@ -274,7 +274,7 @@ def test_regular_decomposition_block_diagonalises_numerically(G):
 
 def binary_tetrahedral():
     """SL(2, 3) as the 24 Hurwitz unit quaternions; not an M-group (its 2-dim irreps are not
-    induced), so route 1 of theory.characters cannot find them all."""
+    induced), so route 1 of theory.groups.characters cannot find them all."""
     from fractions import Fraction
     units = []
     for axis, sign in itertools.product(range(4), (1, -1)):

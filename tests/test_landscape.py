@@ -1,4 +1,4 @@
-"""numerics.landscape: projected ascent on the sphere, Riemannian Hessian, purity, the distinct
+"""numerics.li2.landscape: projected ascent on the sphere, Riemannian Hessian, purity, the distinct
 maxima; checked against finite differences, the exact Hessian of li2.thm2's helpers, and the
 known maxima of small cyclic groups."""
 import pytest
@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import group_energy, group_task
-from numerics.landscape import (
+from numerics.li2.group_task import group_energy, group_task
+from numerics.li2.landscape import (
     ascend_in_chunks,
     ascend_sphere,
     energy_and_riemannian_gradient,
@@ -20,17 +20,15 @@ from numerics.landscape import (
     tangent_spectrum,
 )
 from numerics.random import make_generator, randn
-from theory.group_energy import (
+from theory.li2.group_energy import (
     exact_energy,
     irrep_points,
     paper_form,
 )
 from theory.groups import cyclic, dihedral, direct_product, quaternion
-from theory.irreps import irreps
-from verify.claims.li2.thm2 import (
-    tangent_inertia,
-)
-from verify.named_groups import float_projectors
+from theory.groups.irreps import irreps
+from verify.claims.li2._groups import float_projectors
+from verify.claims.li2._landscape import tangent_inertia
 
 SEEDS = st.integers(0, 2**31 - 1)
 SMALL = st.one_of(st.integers(3, 8).map(cyclic), st.integers(3, 4).map(dihedral),

@@ -1,29 +1,123 @@
-"""The layers stay apart: theory/ is sympy only, numerics/ never sees sympy, only verify/ joins them."""
+"""The layers and the papers stay apart.
+
+* theory/ is sympy only, numerics/ never sees sympy, only verify/ joins them.
+* Each layer has a generic core at its root and one subpackage per paper (theory/li2,
+  numerics/ns, verify/claims/li2, ...). The core imports no paper; a paper imports no other
+  paper.
+* A claim imports the core only through the public API (``verify``, ``verify.arrays``) and
+  never another claim: what several claims share lives in a private module of their paper
+  (``verify/claims/li2/_landscape.py``).
+"""
 import ast
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("theory", "numerics", "verify")
+PAPERS = ("li2", "ns")
 FORBIDDEN = {
     "theory": {"torch", "numpy", "scipy", "numerics", "verify"},
     "numerics": {"sympy", "theory", "verify"},
 }
+PUBLIC_API = {"verify", "verify.arrays"}
 
 
-def _imports(path: Path) -> set[str]:
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, *, members: bool = True) -> set[str]:
+    """Full dotted names of the modules ``path`` imports (``from a.b import c`` gives ``a.b``
+    and, with ``members``, ``a.b.c``: ``c`` may be a submodule)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import"
+            names.add(node.module)
+            if members:
+                names.update(f"{node.module}.{a.name}" for a in node.names)
     return names
+
+
+def _paper(module: str) -> str | None:
+    """The paper whose package holds ``module`` (None: the core)."""
+    parts = module.split(".")
+    if parts[0] in ("theory", "numerics") and len(parts) > 1 and parts[1] in PAPERS:
+        return parts[1]
+    if parts[:2] == ["verify", "claims"] and len(parts) > 2 and parts[2] in PAPERS:
+        return parts[2]
+    return None
+
+
+def _sources(layer: str) -> list[Path]:
+    return sorted((ROOT / layer).rglob("*.py"))
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_layer_imports(layer):
-    offenders = {str(p.relative_to(ROOT)): sorted(_imports(p) & FORBIDDEN[layer])
-                 for p in (ROOT / layer).rglob("*.py")}
+    offenders = {str(p.relative_to(ROOT)): sorted({n.split(".")[0] for n in _imports(p)}
+                                                  & FORBIDDEN[layer])
+                 for p in _sources(layer)}
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_core_imports_no_paper(layer):
+    offenders = {}
+    for p in _sources(layer):
+        module = _module_name(p)
+        if _paper(module) or module.startswith("verify.claims"):
+            continue
+        bad = sorted(n for n in _imports(p) if _paper(n) or n.startswith("verify.claims."))
+        if bad:
+            offenders[module] = bad
+    assert offenders == {}
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_no_paper_imports_another(layer):
+    offenders = {}
+    for p in _sources(layer):
+        own = _paper(_module_name(p))
+        if own is None:
+            continue
+        bad = sorted(n for n in _imports(p) if _paper(n) not in (None, own))
+        if bad:
+            offenders[_module_name(p)] = bad
+    assert offenders == {}
+
+
+def _claim_modules() -> list[Path]:
+    return [p for paper in PAPERS for p in sorted((ROOT / "verify/claims" / paper).glob("*.py"))
+            if not p.name.startswith("_")]
+
+
+def test_claims_import_no_other_claim():
+    offenders = {}
+    for p in _claim_modules():
+        paper = _paper(_module_name(p))
+        package = f"verify.claims.{paper}"
+        bad = sorted(n for n in _imports(p)
+                     if n.startswith(package + ".") and not n.split(".")[3].startswith("_")
+                     and n.split(".")[3] != "PAPER")
+        if bad:
+            offenders[_module_name(p)] = bad
+    assert offenders == {}
+
+
+def test_claims_use_the_core_through_its_public_api():
+    offenders = {}
+    for p in _claim_modules() + sorted((ROOT / "verify/claims").rglob("_*.py")):
+        if p.name == "__init__.py":
+            continue
+        bad = sorted(n for n in _imports(p, members=False)
+                     if n.split(".")[0] == "verify" and not n.startswith("verify.claims")
+                     and n not in PUBLIC_API)
+        if bad:
+            offenders[_module_name(p)] = bad
+    assert offenders == {}

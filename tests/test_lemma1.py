@@ -1,4 +1,4 @@
-"""li2.lemma1: Lemma 1's Hermite facts and its regime map (theory.hermite, numerics.regime_map)."""
+"""li2.lemma1: Lemma 1's Hermite facts and its regime map (theory.li2.hermite, numerics.li2.regime_map)."""
 import dataclasses
 
 import pytest
@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import dense_inputs, group_task
+from numerics.li2.group_task import dense_inputs, group_task
 from numerics.random import make_generator, randn
-from numerics.regime_map import centred_features as features
-from numerics.regime_map import (
+from numerics.li2.regime_map import centred_features as features
+from numerics.li2.regime_map import (
     correlation_band,
     explicit_limit,
     gram_spectrum,
@@ -20,10 +20,10 @@ from numerics.regime_map import (
     preactivations,
     sphere_inputs,
 )
-from numerics.two_layer import center, one_hot_labels
+from numerics.li2.two_layer import center, one_hot_labels
 from tests.planted import failed_quantities
 from theory.groups import cyclic
-from theory.hermite import (
+from theory.li2.hermite import (
     LINEAR_PLUS_SQUARE,
     RELU,
     SQUARE,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import verify.claims.li2.lemma2 as lemma2
-from numerics.energy import directional_derivative, joint_energy_gradient
+from numerics.li2.energy import directional_derivative, joint_energy_gradient
 from numerics.polar import (
     AUTHOR_NS_COEFFICIENTS,
     frobenius_inner,
@@ -24,7 +24,7 @@ from numerics.polar import (
 from numerics.random import make_generator, random_low_rank, random_with_singular_values
 from tests.planted import failed_quantities
 from theory.identity import ZeroStatus, is_zero
-from theory.polar import (
+from theory.li2.polar import (
     derive_newton_schulz_sign,
     derive_polar_inner_product_2x2,
     derive_trace_argument,

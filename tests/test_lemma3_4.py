@@ -1,5 +1,5 @@
 """li2.lemma3 (Hermite correlation identity) and li2.lemma4 (Gaussian MGF), and the Gaussian
-integration pieces behind them (theory.gaussian_moments, theory.hermite, numerics.gaussian_mc)."""
+integration pieces behind them (theory.li2.gaussian_moments, theory.li2.hermite, numerics.li2.gaussian_mc)."""
 import dataclasses
 import math
 
@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.gaussian_mc import (
+from numerics.li2.gaussian_mc import (
     correlated_pair,
     hermite_correlation,
     hermite_functions,
@@ -18,7 +18,7 @@ from numerics.gaussian_mc import (
 )
 from numerics.random import make_generator
 from tests.planted import failed_quantities
-from theory.gaussian_moments import (
+from theory.li2.gaussian_moments import (
     expect_bivariate,
     expect_polynomial,
     moment,
@@ -29,7 +29,7 @@ from theory.gaussian_moments import (
     z1,
     z2,
 )
-from theory.hermite import derive_coefficient_matching, he, phi
+from theory.li2.hermite import derive_coefficient_matching, he, phi
 from verify.claim import NegativeControl
 from verify.registry import get
 from verify.runner import run_claim

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import Activation
-from numerics.memorisation import (
+from numerics.li2.memorisation import (
     ascend_reduced,
     focused_profile,
     inverse_phi,
@@ -23,10 +23,10 @@ from numerics.memorisation import (
     solve_budget,
 )
 from numerics.random import make_generator
-from theory.energy import freeze_activation, sigma_prime
+from theory.li2.energy import freeze_activation, sigma_prime
 from theory.identity import ZeroStatus, is_zero
-from theory.memorisation import X, derive_kkt, derive_phi, symbolic_sigma
-from verify.claims.li2 import lemma5, lemma6
+from theory.li2.memorisation import X, derive_kkt, derive_phi, symbolic_sigma
+from verify.claims.li2 import _reduced_memorisation, lemma5, lemma6
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -64,7 +64,7 @@ def test_lemma5_control_fails_the_symbolic_and_every_stationarity_item(lemma5_re
     failed = {e.quantity for e in lemma5_result.control.evidence if e.ok is False}
     stationarity = {e.quantity for e in lemma5_result.evidence
                     if "2 lambda" in e.quantity and e.route.value == "numeric"}
-    assert len(stationarity) == len(lemma5.ACTIVATIONS)
+    assert len(stationarity) == len(_reduced_memorisation.ACTIVATIONS)
     assert stationarity <= failed
     assert any(q.startswith("stationarity") for q in failed)
 
@@ -92,6 +92,8 @@ def test_budget_and_multiplier_items_catch_an_interior_optimum(monkeypatch):
     real = lemma5.memorisation_activation
     monkeypatch.setattr(lemma5, "memorisation_activation",
                         lambda name: hump if name == "hump" else real(name))
+    monkeypatch.setattr(_reduced_memorisation, "memorisation_activation",
+                        lemma5.memorisation_activation)
     r = run_claim(get("li2.lemma5"), overrides={"activations": ("hump",)}, control=False)
     failed = {e.quantity for e in r.evidence if e.ok is False}
     assert "sigma = hump: budget sum_g s*_g^2 at the optimum (tight: 2)" in failed
@@ -131,7 +133,7 @@ def test_sympy_phi_matches_the_torch_activation(name, x):
 
 
 def test_interval_route_returns_both_signs_for_a_sign_change():
-    from theory.memorisation import _interval_sign
+    from theory.li2.memorisation import _interval_sign
 
     sign, _ = _interval_sign(sp.exp(X) - 2, sp.sqrt(2), 16)  # changes sign at log 2
     assert sign == "both"

@@ -1,6 +1,6 @@
 """li2.lemma7 (Fréchet / log-Gumbel selection) and li2.lemma8 (Eq. 10: the initial leader
-wins), with their pieces: theory.extreme_values, numerics.extreme_values, the interior solution
-and log-ratio rates of theory.muon_dynamics, and the Eq. 10 field of numerics.muon_dynamics."""
+wins), with their pieces: theory.li2.extreme_values, numerics.li2.extreme_values, the interior solution
+and log-ratio rates of theory.li2.muon_dynamics, and the Eq. 10 field of numerics.li2.muon_dynamics."""
 import math
 
 import pytest
@@ -9,12 +9,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.extreme_values import frechet, weighted_selection
-from numerics.muon_dynamics import gradient_field, initial_nodes
+from numerics.li2.extreme_values import frechet, weighted_selection
+from numerics.li2.muon_dynamics import gradient_field, initial_nodes
 from numerics.random import make_generator
 from tests.planted import failed_quantities
-from theory.extreme_values import a, derive_maximum_law, derive_selection
-from theory.muon_dynamics import (
+from theory.li2.extreme_values import a, derive_maximum_law, derive_selection
+from theory.li2.muon_dynamics import (
     alpha0,
     derive_interior_solution,
     derive_log_ratio_rates,

@@ -1,7 +1,7 @@
 """li2.lemma9 (the Muon projection: its printed remainder fails, the expansion holds to first
 order in v_par) and li2.lemma10 (coupon-collector bound), with their pieces:
-theory.muon_dynamics (polar factor of the reduced problem, series of A (A^T A)^(-1/c)),
-theory.coupon_collector, numerics.coupon_collector, numerics.muon_dynamics.fractional_polar."""
+theory.li2.muon_dynamics (polar factor of the reduced problem, series of A (A^T A)^(-1/c)),
+theory.li2.coupon_collector, numerics.li2.coupon_collector, numerics.li2.muon_dynamics.fractional_polar."""
 import math
 
 import numpy as np
@@ -11,12 +11,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.coupon_collector import collection_time
+from numerics.li2.coupon_collector import collection_time
 from numerics.polar import fractional_polar, newton_schulz, polar_svd
 from numerics.random import make_generator
 from tests.planted import failed_quantities
-from theory.coupon_collector import derive_collection_integral, derive_uniform_time
-from theory.muon_dynamics import b, derive_fractional_series, derive_polar_2x2, q, s
+from theory.li2.coupon_collector import derive_collection_integral, derive_uniform_time
+from theory.li2.muon_dynamics import b, derive_fractional_series, derive_polar_2x2, q, s
 from verify.claims.li2 import lemma9, lemma10
 from verify.registry import get
 from verify.runner import run_claim

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import verify.claims.ns.cor4_8 as cor
-from numerics.balance_manifold import factors_on_manifold, measured_inverse_metric
+from numerics.ns.balance_manifold import factors_on_manifold, measured_inverse_metric
 from numerics.random import make_generator
-from numerics.steepest_flows import depth_mask
-from theory.coercivity import LAM, derive_coercivity, derive_perturbed_coercivity
-from theory.reparam_balance import Q
+from numerics.ns.steepest_flows import depth_mask
+from theory.ns.coercivity import LAM, derive_coercivity, derive_perturbed_coercivity
+from theory.ns.reparam_balance import Q
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

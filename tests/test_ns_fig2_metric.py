@@ -1,5 +1,5 @@
 """ns.fig2-metric (alias ns.x.metric-exponent): the claim at quick fidelity with its control,
-and theory.metric_exponent against the sign-pattern derivation of theory.reparam_balance."""
+and theory.ns.metric_exponent against the sign-pattern derivation of theory.ns.reparam_balance."""
 import pytest
 import sympy as sp
 import torch
@@ -7,15 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.random import make_generator
-from numerics.steepest_flows import product_velocity
-from theory.metric_exponent import (
+from numerics.ns.steepest_flows import product_velocity
+from theory.ns.metric_exponent import (
     DEPTH,
     X,
     derive_local_exponent,
     derive_zero_balance_metric_any_depth,
 )
-from theory.reparam_balance import Q, U, derive_metric_zero_balance
-from verify.claims.ns.cor4_12 import velocity_of_x
+from theory.ns.reparam_balance import Q, U, derive_metric_zero_balance
+from verify.claims.ns._fixed_sign_flow import velocity_of_x
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

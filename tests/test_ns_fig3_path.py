@@ -9,10 +9,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.escape import frozen_gradient_escape
+from numerics.ns.escape import frozen_gradient_escape
 from numerics.events import RelativeTime, integrate_to_event
 from numerics.random import make_generator
-from theory.escape_time import (
+from theory.ns.escape_time import (
     arc_length,
     asymptotic_law,
     derive_exponent_relation,
@@ -20,7 +20,7 @@ from theory.escape_time import (
     escape_time,
     integrand_ratio,
 )
-from theory.reparam_balance import Q
+from theory.ns.reparam_balance import Q
 from verify.error_trends import geometric_tail, pair_estimates
 from verify.evidence import symbolic_identity
 from verify.registry import get

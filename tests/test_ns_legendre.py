@@ -1,6 +1,6 @@
 """ns.cor4.11 (explicit R_{Lp,L} at zero balance) and ns.cor4.12 (its validity conditions):
-the claims at quick fidelity with their controls, theory.legendre's analysis against known
-answers, and the time-changed blow-up integration of numerics.blow_up."""
+the claims at quick fidelity with their controls, theory.ns.legendre's analysis against known
+answers, and the time-changed blow-up integration of numerics.ns.blow_up."""
 import math
 
 import pytest
@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.blow_up import (
+from numerics.ns.blow_up import (
     ClockedFlow,
     LinearObjective,
     balanced_start,
@@ -18,17 +18,17 @@ from numerics.blow_up import (
 )
 from numerics.errors import Diverged
 from numerics.random import make_generator
-from numerics.steepest_flows import ProductFlow, depth_mask
-from theory.legendre import (
+from numerics.ns.steepest_flows import ProductFlow, depth_mask
+from theory.ns.legendre import (
     LAMBDA,
     X0,
     derive_depth_threshold,
     derive_legendre_case,
     derive_potential_zero_balance,
 )
-from theory.metric_exponent import DEPTH
-from theory.reparam_balance import Q
-from theory.steepest import dual_exponent
+from theory.ns.metric_exponent import DEPTH
+from theory.ns.reparam_balance import Q
+from theory.ns.steepest import dual_exponent
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

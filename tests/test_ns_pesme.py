@@ -9,9 +9,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.escape import first_jump_time
-from numerics.steepest_flows import Regression
-from theory.escape_time import BETA, EPS, G0, A, B, H, derive_first_jump
+from numerics.ns.escape import first_jump_time
+from numerics.ns.steepest_flows import Regression
+from theory.ns.escape_time import BETA, EPS, G0, A, B, H, derive_first_jump
 from verify.claims.ns.prior_pesme_flammarion import (
     l2_first_jump,
     stated_first_jump,

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.decayed_limits import (
+from numerics.ns.decayed_limits import (
     SmoothedSignFlow,
     adaptive_rest,
     balanced_factors,
@@ -16,8 +16,8 @@ from numerics.decayed_limits import (
     settled_sign_descent,
 )
 from numerics.random import make_generator
-from numerics.steepest_flows import ProductFlow, SeparableQuadratic, depth_mask
-from theory.weight_decay_regularizer import (
+from numerics.ns.steepest_flows import ProductFlow, SeparableQuadratic, depth_mask
+from theory.ns.weight_decay_regularizer import (
     CELL_DECAYS,
     CELL_DEPTHS,
     CELL_QS,
@@ -136,8 +136,8 @@ def test_smoothed_sign_flow_rejects_bad_eps():
 
 
 def test_settle_time_is_twice_the_log_drop_over_the_weakest_box_decay():
-    from verify.claims.ns.thm4_14 import SIGN_DROP as DROP
-    from verify.claims.ns.thm4_14 import sign_settle_time as settle_time
+    from verify.claims.ns._weight_decay_limits import SIGN_DROP as DROP
+    from verify.claims.ns._weight_decay_limits import sign_settle_time as settle_time
     from verify.run import Run
 
     run = Run(claim_id="ns.table1", fidelity="quick", params={}, stated={}, seed=0,

@@ -1,6 +1,6 @@
 """ns.thm4.14 (the drift form of weight decay: passes, the gradient-flow drive is rejected) and
 ns.x.thm4.14-limit (the limit minimises f + M_reg: fails for q < 2); the pieces behind them in
-theory/weight_decay_regularizer.py, numerics/decayed_limits.py and
+theory/ns/weight_decay_regularizer.py, numerics/ns/decayed_limits.py and
 numerics/penalised_least_squares.py."""
 import math
 
@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.decayed_limits import (
+from numerics.ns.decayed_limits import (
     adaptive_rest,
     balanced_factors,
     mirror_rate,
@@ -27,9 +27,9 @@ from numerics.penalised_least_squares import (
     ridge,
 )
 from numerics.random import make_generator
-from numerics.steepest_flows import ProductInverseMetric, depth_mask
-from theory.reparam_balance import ALPHA, Q
-from theory.weight_decay_regularizer import (
+from numerics.ns.steepest_flows import ProductInverseMetric, depth_mask
+from theory.ns.reparam_balance import ALPHA, Q
+from theory.ns.weight_decay_regularizer import (
     DEPTH,
     X,
     derive_coupled_fixed_points,
@@ -38,7 +38,7 @@ from theory.weight_decay_regularizer import (
     derive_kolb_penalty,
     tidy,
 )
-from verify.claims.ns.thm4_14 import sign_settle_time
+from verify.claims.ns._weight_decay_limits import sign_settle_time
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim
@@ -243,7 +243,7 @@ def test_lasso_raises_when_its_iterations_run_out():
 
 
 def test_sparsity_summary_of_a_spike_and_a_flat_vector():
-    from numerics.decayed_limits import sparsity
+    from numerics.ns.decayed_limits import sparsity
 
     assert sparsity(torch.tensor([0.0, 2.0, 0.0]), 1e-3).as_dict() == {"support": 1,
                                                                         "l1/l2": 1.0}

@@ -7,11 +7,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.gradient_integrals import SeparablePower, WithGradientIntegrals
+from numerics.ns.gradient_integrals import SeparablePower, WithGradientIntegrals
 from numerics.integrators import integrate
 from numerics.random import make_generator
-from numerics.steepest_flows import odd_power
-from theory.mirror_convergence import (
+from numerics.ns.steepest_flows import odd_power
+from theory.ns.mirror_convergence import (
     ALPHA,
     DELTA,
     MU,
@@ -19,7 +19,7 @@ from theory.mirror_convergence import (
     derive_quartic,
     derive_rates,
 )
-from theory.reparam_balance import Q
+from theory.ns.reparam_balance import Q
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

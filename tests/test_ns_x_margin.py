@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.margin_flows import (
+from numerics.ns.margin_flows import (
     margin_descent,
     max_margin,
     normalised_margin,
@@ -18,8 +18,8 @@ from numerics.margin_flows import (
     support_recovery,
 )
 from numerics.random import make_generator
-from numerics.steepest_flows import depth_mask
-from theory.margin_geometry import (
+from numerics.ns.steepest_flows import depth_mask
+from theory.ns.margin_geometry import (
     DEPTH,
     P,
     Q,

@@ -32,7 +32,7 @@ def test_unhashable_objects_are_printed_afresh():
 
 def test_a_step_too_long_for_sympys_mathml_is_typeset_from_its_latex_in_the_report():
     from theory.derivation import MATHML_MAX_LATEX, Step
-    from verify.report_html import _step_math
+    from verify.report.html import _step_math
 
     symbols = sp.symbols(f"z0:{MATHML_MAX_LATEX // 8}")
     big = Step("a long sum", sum(s**2 for s in symbols))

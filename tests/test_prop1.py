@@ -9,17 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.random import make_generator, randn
-from numerics.small_time_flow import error_bound, flow_to_times, hessian_norms
-from numerics.stage1_problems import draw_problems
-from numerics.two_layer import center
-from theory.stage1_expansion import (
+from numerics.li2.small_time_flow import error_bound, flow_to_times, hessian_norms
+from numerics.li2.stage1_problems import draw_problems
+from numerics.li2.two_layer import center
+from theory.li2.stage1_expansion import (
     derive_small_time_series,
     smallest_nonrealisable_case,
 )
 from verify.claim import NegativeControl
 from verify.registry import get
 from verify.runner import run_claim
-from verify.stage1_checks import full_column_rank, realisability_gap
+from verify.claims.li2._stage1 import full_column_rank, realisability_gap
 from verify.verdict import Verdict
 
 SEEDS = st.integers(0, 2**31 - 1)

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.random import make_generator, randn
-from numerics.small_time_flow import flow_to_times
-from numerics.stage1_problems import draw_problems
-from numerics.two_layer import center
-from theory.stage1_expansion import coefficients, derive_small_time_series
+from numerics.li2.small_time_flow import flow_to_times
+from numerics.li2.stage1_problems import draw_problems
+from numerics.li2.two_layer import center
+from theory.li2.stage1_expansion import coefficients, derive_small_time_series
 from verify.claim import NegativeControl
 from verify.claims.li2.prop2 import eq68_small_time, stated_small_time
 from verify.registry import get

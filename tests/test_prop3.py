@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.random import make_generator
-from numerics.stage1_problems import balanced_labels, realisable_features_with_spectrum
-from numerics.two_layer import center
-from theory.stage1_expansion import annihilated, derive_eta0_modes
+from numerics.li2.stage1_problems import balanced_labels, realisable_features_with_spectrum
+from numerics.li2.two_layer import center
+from theory.li2.stage1_expansion import annihilated, derive_eta0_modes
 from verify.claim import NegativeControl
 from verify.claims.li2.prop3 import _rk4_mode_error, stated_decay_rate
 from verify.registry import get
 from verify.runner import run_claim
-from verify.stage1_checks import full_column_rank, realisability_gap
+from verify.claims.li2._stage1 import full_column_rank, realisability_gap
 from verify.verdict import Verdict
 
 

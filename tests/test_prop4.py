@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from numerics.errors import Diverged
 from numerics.random import make_generator, randn
-from numerics.top_layer_flow import (
+from numerics.li2.top_layer_flow import (
     centred_features_with_spectrum,
     deviation_bound,
     integrate_top_layer_flow,
@@ -20,9 +20,9 @@ from numerics.top_layer_flow import (
     top_layer_field,
     top_layer_velocity,
 )
-from numerics.two_layer import center, one_hot_labels
+from numerics.li2.two_layer import center, one_hot_labels
 from theory.identity import ZeroStatus, is_zero
-from theory.ridge import derive_ridge_fixed_point, reduced_product
+from theory.li2.ridge import derive_ridge_fixed_point, reduced_product
 from verify.claim import NegativeControl
 from verify.claims.li2.prop4 import PROPERTY_SPACE, stated_G_star, stated_rate
 from verify.registry import get

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import group_energy, group_task
+from numerics.li2.group_task import group_energy, group_task
 from numerics.random import make_generator
-from theory.group_energy import exact_full_cross, task_matrices
+from theory.li2.group_energy import exact_full_cross, task_matrices
 from theory.matrices import centering_matrix
 from verify.claims.li2.remark_lda import (
     bottom_eigenvalue,
@@ -21,7 +21,7 @@ from verify.claims.li2.remark_lda import (
     uncentred_cross,
 )
 from verify.evidence import Route
-from verify.named_groups import build_group
+from verify.claims.li2._groups import build_group
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

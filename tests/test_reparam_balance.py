@@ -1,5 +1,5 @@
-"""theory.reparam_balance (balance, decay and mirror metric, derived from the parameter flow)
-against the flows and metrics of numerics.steepest_flows."""
+"""theory.ns.reparam_balance (balance, decay and mirror metric, derived from the parameter flow)
+against the flows and metrics of numerics.ns.steepest_flows."""
 import math
 
 import pytest
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from numerics.errors import Diverged
 from numerics.integrators import integrate
 from numerics.random import make_generator
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     DifferenceOfPowersFlow,
     ProductFlow,
     ProductInverseMetric,
@@ -25,7 +25,7 @@ from numerics.steepest_flows import (
     steepest_descent,
 )
 from numerics.step_studies import ladder_differences, observed_order
-from theory.reparam_balance import (
+from theory.ns.reparam_balance import (
     A_INT,
     ALPHA,
     GAMMA,

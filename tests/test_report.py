@@ -9,11 +9,11 @@ import pytest
 
 from tests.planted import gauss_off_by_one, make_claim, planted
 from verify.cli import main
-from verify.mathml import NOT_CORE, from_latex, from_sympy, prose, styled, to_core
+from verify.report.mathml import NOT_CORE, from_latex, from_sympy, prose, styled, to_core
 from verify.registry import get
-from verify.report_files import select_claims, write_report
-from verify.report_html import render_html
-from verify.report_markdown import render_markdown
+from verify.report.files import select_claims, write_report
+from verify.report.html import render_html
+from verify.report.markdown import render_markdown
 from verify.results import run_record
 from verify.runner import run_claim
 

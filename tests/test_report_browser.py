@@ -16,7 +16,7 @@ import pytest
 
 from tests.planted import gauss_off_by_one, make_claim, planted
 from verify.registry import get
-from verify.report_files import write_report
+from verify.report.files import write_report
 from verify.results import run_record
 from verify.runner import run_claim
 

@@ -1,5 +1,5 @@
 """ns.thm4.3 (saddle set S of deep diagonal reparameterisations) and ns.x.thm4.3-decay (review
-4's weight-decay statement): verdicts, controls, and the pieces of theory/saddles.py."""
+4's weight-decay statement): verdicts, controls, and the pieces of theory/ns/saddles.py."""
 import math
 from functools import cache
 
@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.saddles import ALPHA, G, derive_block, derive_decay_block, factors
+from theory.ns.saddles import ALPHA, G, derive_block, derive_decay_block, factors
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.deep_group_network import (
+from numerics.li2.deep_group_network import (
     HOMOGENEITY,
     DeepConfig,
     DeepGroupTrainer,
@@ -25,12 +25,12 @@ from numerics.deep_group_network import (
     residual_terms,
     rise_epochs,
 )
-from numerics.group_task import group_task
-from numerics.group_trainer import Hyper
+from numerics.li2.group_task import group_task
+from numerics.li2.group_trainer import Hyper
 from numerics.random import make_generator
-from numerics.train_splits import random_splits
+from numerics.li2.train_splits import random_splits
 from verify.claims.li2.sec6_deep import one_sided_chain, stated_chain
-from verify.named_groups import build_group, float_projectors
+from verify.claims.li2._groups import build_group, float_projectors
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

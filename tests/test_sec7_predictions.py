@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.grokking_time import (
+from numerics.li2.grokking_time import (
     EXACT,
     LOWER,
     UNBOUNDED,
@@ -18,7 +18,7 @@ from numerics.grokking_time import (
     grokking_times,
     train_until,
 )
-from numerics.group_trainer import History
+from numerics.li2.group_trainer import History
 from verify.claims.li2.sec7_predictions import (
     CensoredFit,
     fit_times,

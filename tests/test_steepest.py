@@ -1,5 +1,5 @@
-"""theory.steepest (the L_p steepest direction, derived) against numerical minimisation and
-numerics.steepest_flows' direction and integrators."""
+"""theory.ns.steepest (the L_p steepest direction, derived) against numerical minimisation and
+numerics.ns.steepest_flows' direction and integrators."""
 import math
 
 import pytest
@@ -11,12 +11,12 @@ from scipy.optimize import minimize_scalar
 
 from numerics.integrators import METHODS, integrate
 from numerics.random import make_generator
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     check_exponent,
     odd_power,
 )
 from numerics.step_studies import observed_order, richardson_error
-from theory.steepest import derive_sign_limit, derive_steepest_direction, dual_exponent
+from theory.ns.steepest import derive_sign_limit, derive_steepest_direction, dual_exponent
 
 DIRECTION = derive_steepest_direction().result
 

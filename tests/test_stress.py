@@ -121,7 +121,7 @@ def test_cli_stress_and_check_with_overrides(tmp_path, capsys):
 def test_reproduce_line_round_trips_through_the_shell_and_the_cli_parser():
     import shlex
 
-    from verify.cli import _assignment
+    from verify.cli.commands import _assignment
     from verify.stress import reproduce_line
     config = {"groups": ("Z3",), "g": "Z4", "x": 0.5, "L": [2, 3], "pair": (1, 2)}
     words = shlex.split(reproduce_line("li2.thm2", config, "float64"))

@@ -14,7 +14,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from verify.sweep import (
     ENV_BACKEND,
     SweepStore,
@@ -23,7 +23,7 @@ from verify.sweep import (
     point_key,
     run_sweep,
 )
-from verify.sweep_cli import add_sweep_parser, cmd_sweep
+from verify.cli.sweep import add_sweep_parser, cmd_sweep
 
 needs_dask = pytest.mark.skipif(
     importlib.util.find_spec("distributed") is None,

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import ACTIVATIONS, activation
-from numerics.energy import (
+from numerics.li2.energy import (
     ascend,
     energy,
     energy_gradient,
@@ -17,8 +17,8 @@ from numerics.energy import (
     tangent,
 )
 from numerics.random import make_generator, randn
-from numerics.two_layer import center, one_hot_labels
-from theory.energy import (
+from numerics.li2.two_layer import center, one_hot_labels
+from theory.li2.energy import (
     centred_matrix,
     derive_energy_gradient,
     freeze_activation,

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import group_energy, group_task
-from numerics.landscape import energy_hessian, energy_hessian_by_rows
+from numerics.li2.group_task import group_energy, group_task
+from numerics.li2.landscape import energy_hessian, energy_hessian_by_rows
 from numerics.random import make_generator
 from tests.planted import failed_quantities
-from theory.group_energy import (
+from theory.li2.group_energy import (
     complex_domain_energy,
     exact_energy,
     irrep_points,
@@ -30,7 +30,7 @@ from theory.group_energy import (
     translate,
 )
 from theory.groups import cyclic, dihedral, direct_product, quaternion
-from theory.irreps import irreps, real_irreps
+from theory.groups.irreps import irreps, real_irreps
 from verify.claims.li2.thm2 import (
     stated_max_energy,
 )

@@ -16,9 +16,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.group_task import group_task, inversion
+from numerics.li2.group_task import group_task, inversion
 from numerics.random import make_generator
-from numerics.target_reconstruction import (
+from numerics.li2.target_reconstruction import (
     centre,
     centred_targets,
     least_squares,
@@ -29,19 +29,19 @@ from numerics.target_reconstruction import (
     symmetric_vectors,
 )
 from tests.planted import failed_quantities
-from theory.target_reconstruction import (
+from theory.li2.target_reconstruction import (
     derive_antisymmetric_residual,
     derive_node_count,
     derive_reconstruction,
 )
+from verify.claims.li2._groups import build_group
+from verify.claims.li2._irrep_nodes import float_nodes
 from verify.claims.li2.thm3 import (
     fit,
-    float_nodes,
     stated_count_bound,
     stated_node_count,
 )
 from verify.evidence import Route
-from verify.named_groups import build_group
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import group_energy, group_task
+from numerics.li2.group_task import group_energy, group_task
 from numerics.random import make_generator
-from numerics.subsampled_energy import (
+from numerics.li2.subsampled_energy import (
     ascend_monotone,
     component_purity,
     cyclic_features,
@@ -29,12 +29,13 @@ from numerics.subsampled_energy import (
     vertex_thresholds,
     weighted_gram,
 )
-from theory.group_energy import irrep_points, paper_form
-from theory.sample_complexity import M as M_sym
-from theory.sample_complexity import bernoulli_expectation, derive_weight_moments
-from theory.sample_complexity import p as p_sym
-from verify.claims.li2.thm4 import fourier_features, replicate_trend
-from verify.named_groups import SMALL_GROUPS, build_group, float_projectors
+from theory.li2.group_energy import irrep_points, paper_form
+from theory.li2.sample_complexity import M as M_sym
+from theory.li2.sample_complexity import bernoulli_expectation, derive_weight_moments
+from theory.li2.sample_complexity import p as p_sym
+from verify.claims.li2._groups import SMALL_GROUPS, build_group, float_projectors
+from verify.claims.li2._replicate_trend import replicate_trend
+from verify.claims.li2.thm4 import fourier_features
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

@@ -15,8 +15,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.energy import energy
-from numerics.memorisation import (
+from numerics.li2.energy import energy
+from numerics.li2.memorisation import (
     canonical_sign,
     distinct_rows,
     energy_hessian,
@@ -29,10 +29,10 @@ from numerics.memorisation import (
     strict_maximum,
 )
 from numerics.random import make_generator
-from numerics.two_layer import center
-from theory.memorisation import derive_single_target_energy, derive_vertex_maxima
+from numerics.li2.two_layer import center
+from theory.li2.memorisation import derive_single_target_energy, derive_vertex_maxima
 from verify.claims.li2 import thm5
-from verify.named_groups import build_group
+from verify.claims.li2._groups import build_group
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from numerics.errors import Diverged
 from numerics.random import make_generator, randn
-from numerics.ridge_inverse import (
+from numerics.li2.ridge_inverse import (
     full_residual_similarity,
     pair_entries,
     residual_operator,
@@ -23,14 +23,14 @@ from numerics.ridge_inverse import (
     schur_terms,
     third_party_code_ridge_inverse,
 )
-from numerics.tiny_trainer import (
+from numerics.li2.tiny_trainer import (
     hidden_features,
     modular_addition_data,
     train_two_layer,
 )
-from numerics.two_layer import center, loss
+from numerics.li2.two_layer import center, loss
 from theory.identity import ZeroStatus, is_zero
-from theory.schur import (
+from theory.li2.schur import (
     derive_ridge_inverse_entry,
     derive_schur_denominator,
     derive_schur_terms,

@@ -1,5 +1,5 @@
 """li2.thm6-training: the quick run passes with its control rejected; each route can fail; the
-pieces of numerics.repulsion_along_training (routes, bounds, pair selections, Wilson intervals)
+pieces of numerics.li2.repulsion_along_training (routes, bounds, pair selections, Wilson intervals)
 over drawn sizes and seeds."""
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import numerics.repulsion_along_training as repulsion
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+import numerics.li2.repulsion_along_training as repulsion
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.random import make_generator, randn
-from numerics.repulsion_along_training import (
+from numerics.li2.repulsion_along_training import (
     FeatureSVD,
     checkpoint_features,
     disjoint_similar_pairs,
@@ -27,14 +27,14 @@ from numerics.repulsion_along_training import (
     top_pairs,
     wilson_interval,
 )
-from numerics.ridge_inverse import (
+from numerics.li2.ridge_inverse import (
     full_residual_similarity,
     residual_operator,
     ridge_inverse_svd,
     ridge_inverse_woodbury,
     third_party_code_ridge_inverse,
 )
-from numerics.two_layer import center
+from numerics.li2.two_layer import center
 from verify.claims.li2.thm6_training import (
     LEVEL,
     THIRD_PARTY_MEDIAN_SIGN_MATCH,
@@ -43,7 +43,7 @@ from verify.claims.li2.thm6_training import (
     _third_party_evidence,
     stated_woodbury,
 )
-from verify.named_groups import build_group
+from verify.claims.li2._groups import build_group
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.activations import activation
-from numerics.group_task import dense_inputs, group_task
+from numerics.li2.group_task import dense_inputs, group_task
 from numerics.random import make_generator, randn
-from numerics.top_down import (
+from numerics.li2.top_down import (
     component_mass,
     modified_energy,
     modified_energy_and_gradient,
@@ -27,9 +27,9 @@ from numerics.top_down import (
     top_layer_fit,
 )
 from tests.planted import failed_quantities
-from theory.cyclotomic import cyclotomic_field
-from theory.irreps import real_irreps
-from theory.top_down import (
+from theory.groups.cyclotomic import cyclotomic_field
+from theory.groups.irreps import real_irreps
+from theory.li2.top_down import (
     centred_labels,
     common_field,
     decomposition_projector,
@@ -37,7 +37,7 @@ from theory.top_down import (
     power_basis,
 )
 from verify.claims.li2.thm7 import stated_reconstruction
-from verify.named_groups import build_group, float_projectors
+from verify.claims.li2._groups import build_group, float_projectors
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim

@@ -1,26 +1,26 @@
 """li2.thm8 (Muon rebalances gradient updates), with its pieces: the Markov chain of modes found
-(theory.coupon_collector), node-by-node collection and the Muon flows (numerics.coupon_collector,
-numerics.muon_dynamics)."""
+(theory.li2.coupon_collector), node-by-node collection and the Muon flows (numerics.li2.coupon_collector,
+numerics.li2.muon_dynamics)."""
 import pytest
 import sympy as sp
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.coupon_collector import collect, collection_time
-from numerics.energy import stage2_node_update
-from numerics.muon_dynamics import (
+from numerics.li2.coupon_collector import collect, collection_time
+from numerics.li2.energy import stage2_node_update
+from numerics.li2.muon_dynamics import (
     SequentialMuon,
     joint_gradient,
     mode_update_norms,
     priority_winner,
     sequential_muon,
 )
-from numerics.muon_projection import muon_direction
+from numerics.li2.muon_projection import muon_direction
 from numerics.polar import newton_polar, polar_svd
 from numerics.random import make_generator
 from tests.planted import failed_quantities
-from theory.coupon_collector import derive_expected_nodes, probabilities, theta
+from theory.li2.coupon_collector import derive_expected_nodes, probabilities, theta
 from verify.claims.li2 import thm8
 from verify.registry import get
 from verify.runner import run_claim

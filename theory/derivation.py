@@ -11,7 +11,7 @@ from theory import printing
 
 #: Longest LaTeX (characters) whose sympy MathML a step keeps. Beyond it sympy's presentation
 #: printer costs about as much as the derivation itself, and the report typesets the LaTeX
-#: instead (``verify.mathml.from_latex``), which reads the same for formulas that long.
+#: instead (``verify.report.mathml.from_latex``), which reads the same for formulas that long.
 MATHML_MAX_LATEX = 2000
 
 

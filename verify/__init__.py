@@ -1,12 +1,113 @@
-"""The claim registry binding theory/ derivations to numerics/ experiments, with verdicts."""
+r"""theory-verify's public API: everything a claim needs, importable from ``verify`` alone.
+
+A claim is a declarative record of what a paper states and how the toolkit reads it, plus a
+check: a generator of :class:`Evidence`, each item comparing the paper's **stated** form with
+the toolkit's **derived** one (sympy, from definitions) or with a **measured** one (a torch
+simulation), under a :class:`Tolerance` that says why it is that size. A
+:class:`NegativeControl` plants a wrong stated form that the check must reject.
+
+The pieces, by what a claim author reaches for:
+
+* the record: :class:`Claim`, :class:`NegativeControl`, :class:`Assumption`,
+  :class:`SkipClaim`, :func:`register`;
+* the run a check receives: :class:`Run` (parameters, stated forms, seeded streams, device,
+  dtype, ``run.figure``, ``run.assume``, ``run.derivation``); :func:`cached` memoises a
+  simulation the stated forms do not enter, :func:`reused_route` a whole route;
+* evidence: :func:`compare`, :func:`compare_cases`, :func:`symbolic_identity`,
+  :func:`at_least`, :func:`at_most`, :func:`undecided`, :class:`Route`, :data:`EXACT`;
+* tolerances: :func:`unit_roundoff`, :func:`roundoff`, :func:`conditioned`;
+* error trends (asymptotic claims): :func:`fit_trend`, :func:`trend_evidence`,
+  :func:`geometric_grid`, :func:`order_along`;
+* step-halving ladders (flows): :func:`ladder`, :func:`ladder_tolerance`,
+  :func:`ladder_compare`, :func:`order_evidence`, :func:`roundoff_floors`,
+  :func:`level_errors`, :func:`flow_limits`, :func:`limit_evidence`;
+* parameter spaces for ``stress`` and hypothesis: :class:`IntRange`, :class:`LogUniform`,
+  :class:`Choice`, :data:`SEED`, :func:`draw`, :func:`strategy`;
+* sweeps over grids (in-process or Dask): :func:`run_sweep`;
+* derivations (from ``theory``): :class:`Derivation`, :class:`Step`;
+* running: :func:`run_claim`, :class:`ClaimResult`, :class:`Verdict`.
+
+Formulas that must evaluate on sympy matrices and torch tensors alike use
+:mod:`verify.arrays` (``inv``, ``transpose``, ``eye``, ...), the one public submodule.
+
+A complete claim, registered, run and verdicted:
+
+>>> import sympy as sp
+>>> from verify import Claim, NegativeControl, Run, run_claim, symbolic_identity, Verdict
+>>> def stated_sum(n):
+...     return n * (n + 1) / 2
+>>> def check(run: Run):
+...     n, k = sp.symbols("n k", positive=True, integer=True)
+...     yield symbolic_identity("sum of the first n integers", stated=run.stated["sum"](n),
+...                             derived=sp.summation(k, (k, 1, n)))
+>>> claim = Claim(id="demo.gauss", paper="demo", kind="equation", title="Gauss's sum",
+...               source="folklore", statement=r"\sum_{k=1}^n k = n(n+1)/2",
+...               reading="as stated", parameters={"quick": {}, "full": {}},
+...               stated={"sum": stated_sum}, check=check,
+...               control=NegativeControl("off by one", {"sum": lambda n: n * (n - 1) / 2}))
+>>> result = run_claim(claim)
+>>> result.verdict is Verdict.PASS and result.control.rejected
+True
+"""
+from theory.derivation import Derivation, Step
+from verify import arrays
 from verify.claim import Assumption, Claim, NegativeControl, SkipClaim
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
+from verify.error_trends import (
+    LEVEL,
+    TREND_SLACK,
+    TrendFit,
+    equally_spaced,
+    fit_trend,
+    geometric_grid,
+    geometric_tail,
+    order_along,
+    pair_estimates,
+    trend_evidence,
+)
+from verify.evidence import (
+    EXACT,
+    Evidence,
+    Route,
+    Tolerance,
+    at_least,
+    at_most,
+    compare,
+    compare_cases,
+    symbolic_identity,
+    to_json_value,
+    undecided,
+)
+from verify.memo import cached
 from verify.registry import register
 from verify.results import ClaimResult
+from verify.route_reuse import reused_route
 from verify.run import Run
 from verify.runner import run_claim
+from verify.sampling import SEED, Choice, IntRange, LogUniform, draw, strategy
+from verify.step_ladders import (
+    RESOLVED,
+    Limit,
+    flow_limits,
+    ladder,
+    ladder_compare,
+    ladder_tolerance,
+    level_errors,
+    limit_evidence,
+    order_evidence,
+    roundoff_floors,
+)
+from verify.sweep import run_sweep
+from verify.tolerances import conditioned, roundoff, unit_roundoff
 from verify.verdict import Verdict
 
-__all__ = ["Assumption", "Claim", "ClaimResult", "Evidence", "NegativeControl", "Route", "Run",
-           "SkipClaim", "Tolerance", "Verdict", "compare", "register", "run_claim",
-           "symbolic_identity"]
+__all__ = [
+    "EXACT", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice", "Claim",
+    "ClaimResult", "Derivation", "Evidence", "IntRange", "Limit", "LogUniform",
+    "NegativeControl", "Route", "Run", "SkipClaim", "Step", "Tolerance", "TrendFit", "Verdict",
+    "arrays", "at_least", "at_most", "cached", "compare", "compare_cases", "conditioned", "draw",
+    "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail", "ladder",
+    "ladder_compare", "ladder_tolerance", "level_errors", "limit_evidence", "order_along",
+    "order_evidence", "pair_estimates", "register", "reused_route", "roundoff",
+    "roundoff_floors", "run_claim", "run_sweep", "strategy", "symbolic_identity",
+    "to_json_value", "trend_evidence", "undecided", "unit_roundoff",
+]

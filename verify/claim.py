@@ -93,7 +93,7 @@ class Claim:
 
     def _repr_html_(self) -> str:
         """Jupyter: statement, reading, assumptions and negative control, typeset."""
-        from verify.report_html import claim_card
+        from verify.report.html import claim_card
         return claim_card(self.describe())
 
     def _repr_latex_(self) -> str:

@@ -72,7 +72,7 @@ class ClaimResult:
 
     def _repr_html_(self) -> str:
         """Jupyter: the claim's report section (evidence, derivations, plots)."""
-        from verify.report_html import claim_section
+        from verify.report.html import claim_section
         return claim_section(self.as_record())
 
     def _repr_latex_(self) -> str:

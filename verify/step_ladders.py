@@ -1,37 +1,25 @@
-r"""Shared pieces of the Never Saddle claims: batched (q, L) grids, step-halving ladders, and
-the tolerances and order evidence a ladder justifies.
-
-A flow identity is checked at the finest step of a halving ladder :math:`h, h/2, h/4`; its
-tolerance is the integrator's own error estimate there (Richardson, :func:`ladder_tolerance`)
-plus the roundoff the run accumulates. A deviation that is a real discrepancy does not shrink
-with the step and ends far outside; one that is discretisation error shrinks at the measured
-order, which :func:`order_evidence` compares with the method's classical order on smooth
-cases.
+r"""Step-halving ladders and the evidence they justify: a flow identity is checked at the finest
+step of a halving ladder :math:`h, h/2, h/4`; its tolerance is the integrator's own error
+estimate there (Richardson, :func:`ladder_tolerance`) plus the roundoff the run accumulates. A
+deviation that is a real discrepancy does not shrink with the step and ends far outside; one
+that is discretisation error shrinks at the measured order, which :func:`order_evidence`
+compares with the method's classical order on smooth cases. :func:`flow_limits` runs flows to
+rest at a step and its half, and :func:`limit_evidence` compares such a limit with a solve.
 """
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
 
-from numerics.integrators import integrate, integrate_to_rest
-from numerics.steepest_flows import (
-    ProductFlow,
-    Regression,
-    default_regression,
-    depth_mask,
-)
-from numerics.step_studies import observed_order, richardson_error, sign_changes
+from numerics.integrators import integrate_to_rest
+from numerics.step_studies import observed_order, richardson_error
 from verify.evidence import Evidence, Route, Tolerance, compare, undecided
-from verify.run import Run
 from verify.tolerances import unit_roundoff
-
-T = TypeVar("T")
 
 #: Largest accepted |measured order - classical order| on smooth cases. The observed order
 #: of an order-p method is p + O(h); 0.5 accepts next-order contamination of the error ratio
@@ -44,45 +32,6 @@ ORDER_SLACK = 0.5
 ABOVE_FLOOR = 10.0
 
 
-@dataclass(frozen=True)
-class Grid:
-    """A batch of (q, L) configurations: ``q`` ``(B, 1)``, ``depth`` ``(B,)``, ``mask``
-    ``(L_max, B, 1)`` and one label dict per entry."""
-
-    q: torch.Tensor
-    depth: torch.Tensor
-    mask: torch.Tensor
-    labels: list[dict[str, Any]]
-
-    @property
-    def size(self) -> int:
-        return len(self.labels)
-
-    def where(self, **conditions: Any) -> torch.Tensor:
-        """Indices of the entries whose labels match all ``conditions``."""
-        return torch.tensor([b for b, lab in enumerate(self.labels)
-                             if all(lab[k] == v for k, v in conditions.items())],
-                            dtype=torch.long)
-
-
-def grid(axes: dict[str, Sequence[Any]], *, L_max: int, dtype: torch.dtype,
-         device: torch.device) -> Grid:
-    """The product of ``axes`` (must include ``q`` and ``L``) as one batch."""
-    names = list(axes)
-    labels = [dict(zip(names, combo)) for combo in _product([list(axes[n]) for n in names])]
-    q = torch.tensor([[float(lab["q"])] for lab in labels], dtype=dtype, device=device)
-    depth = torch.tensor([int(lab["L"]) for lab in labels], device=device)
-    return Grid(q=q, depth=depth, mask=depth_mask(depth, L_max, dtype=dtype, device=device),
-                labels=labels)
-
-
-def _product(lists: list[list[Any]]) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = [()]
-    for values in lists:
-        out = [prefix + (v,) for prefix in out for v in values]
-    return out
-
-
 def ladder(simulate: Callable[[int, int], torch.Tensor], steps: int, levels: int
            ) -> list[torch.Tensor]:
     """``simulate(n, record_every)`` at ``n = steps * 2^k`` steps with ``record_every = 2^k``,
@@ -93,7 +42,7 @@ def ladder(simulate: Callable[[int, int], torch.Tensor], steps: int, levels: int
 def ladder_tolerance(values: list[torch.Tensor], *, dtype: torch.dtype, steps: int,
                      scale: float, what: str) -> Tolerance:
     r"""Twice the first-order Richardson estimate of the finest level's error
-    (:func:`numerics.steepest_flows.richardson_error`: the error at least halves per halving)
+    (:func:`numerics.ns.steepest_flows.richardson_error`: the error at least halves per halving)
     plus the roundoff floor :math:`8\,n\,u\,\text{scale}` of the finest run's n steps."""
     estimate, p_hat = richardson_error(values)
     floor = 8 * steps * unit_roundoff(dtype) * scale
@@ -164,86 +113,6 @@ def level_errors(values: list[torch.Tensor], reference: Callable[[torch.Tensor],
     return torch.stack([(v - reference(v)).abs().amax(reduce_dims) for v in values])
 
 
-_CACHE: OrderedDict[str, Any] = OrderedDict()
-
-
-def cached(key: str, compute: Callable[[], T], *, size: int = 64) -> T:
-    """Memoise a simulation that the stated forms do not enter, so the negative control's run
-    (same parameters, seed, dtype, device) reuses it instead of recomputing it.
-
-    One cache per process, least recently used entries dropped beyond ``size``: it must hold
-    every entry a claim makes before its control asks for the first one again (some claims make
-    a few dozen), so the default is 64."""
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    value = compute()
-    _CACHE[key] = value
-    while len(_CACHE) > size:
-        _CACHE.popitem(last=False)
-    return value
-
-
-#: Weight-decay modes of the parameter flow.
-MODES = ("none", "decoupled", "coupled")
-
-
-def decay_schedule(t: float) -> float:
-    """alpha_t / alpha_0: time-varying, so a check sees int alpha, not alpha t."""
-    return 1.0 + 0.5 * math.sin(2.0 * t)
-
-
-def decay_integral(t: torch.Tensor) -> torch.Tensor:
-    r""":math:`\int_0^t` of :func:`decay_schedule`."""
-    return t + 0.25 * (1.0 - torch.cos(2.0 * t))
-
-
-def regression_ladder(run: Run, stream: str, G: Grid, initial: Callable[[int], torch.Tensor],
-                      p: dict[str, Any]) -> tuple[Regression, torch.Tensor, list[torch.Tensor]]:
-    """The parameter flow on the catalogue's regression problem for every entry of ``G``
-    (label ``mode`` picks the decay, strength ``p['alpha']`` times :func:`decay_schedule`),
-    from ``initial(d)`` ``(L_max, B, d)``, RK4 on the ladder ``p['steps']``, ``p['levels']``
-    up to time ``p['T']``. Returns the problem, the record times and the factor records per
-    level; cached (the stated forms do not enter)."""
-    key = f"{run.claim_id} {stream} {run.seed_for(stream)} {p} {run.dtype} {run.device}"
-
-    def simulate_all():
-        problem, _ = default_regression(run.generator("problem"), device=run.device,
-                                        dtype=run.dtype)
-        W0 = initial(problem.A.shape[1])
-        alpha = torch.full((G.size, 1), float(p["alpha"]), dtype=run.dtype, device=run.device)
-        is_mode = {m: torch.tensor([[lab["mode"] == m] for lab in G.labels],
-                                   device=run.device) for m in MODES}
-        flow = ProductFlow(problem.grad, G.q, G.mask, coupled=alpha * is_mode["coupled"],
-                           decoupled=alpha * is_mode["decoupled"], schedule=decay_schedule)
-        values = ladder(lambda n, every: integrate(flow, W0, dt=p["T"] / n, steps=n,
-                                                   record_every=every).values,
-                        p["steps"], p["levels"])
-        times = torch.linspace(0, p["T"], values[0].shape[0], dtype=run.dtype,
-                               device=run.device)
-        return problem, times, values
-
-    return cached(key, simulate_all)
-
-
-def gradient_assumption(run: Run, problem: Regression, W: torch.Tensor, floor: float) -> None:
-    """Record whether max_k |g_k| stays above ``floor`` on every record of ``W`` (the entries
-    a verdict rests on; q = 1 runs are reported, not verdicted): for q < 2 the flow
-    reaches the solution set in finite time, after which a fixed-step scheme chatters around
-    it and no step-size expansion exists (the catalogue stops below 1e-6)."""
-    smallest = float(problem.grad(W.prod(1)).abs().amax(-1).min())
-    run.assume("T ends before the gradient vanishes", smallest >= floor,
-               "max_k |g_k(t)| stays above the floor on every record (no chattering phase)",
-               f"min_t max_k |g_k| = {smallest:.3g}, floor {floor:g}")
-
-
-def chattering(problem: Regression, W: torch.Tensor) -> dict[str, int]:
-    """Sign changes along the records ``W`` ``(R, L_max, B, d)``: of the first factor and of
-    the gradient coordinates (a fixed-step scheme on a discontinuous field chatters)."""
-    return {"w_1": int(sign_changes(W[:, 0]).sum()),
-            "g": int(sign_changes(problem.grad(W.prod(1))).sum())}
-
-
 @dataclass(frozen=True)
 class Limit:
     """The end of a flow run to rest at ``dt`` (``coarse``) and of the same run at ``dt/2``
@@ -268,7 +137,7 @@ def flow_limits(field: Callable[[float, torch.Tensor], torch.Tensor], y0: torch.
     (its entries are then frozen), and its ``dt/2`` run (in the same batch: ``field`` sees
     the entries twice, so it must broadcast over dim 1) takes twice its own steps, so each
     limit is the one that run gives alone. ``tangent(y, v)``, if given, is
-    the velocity of x along v (e.g. ``numerics.decayed_limits.product_tangent``); otherwise
+    the velocity of x along v (e.g. ``numerics.ns.decayed_limits.product_tangent``); otherwise
     it comes from forward-mode autograd of ``to_x``."""
     if len(dt) != len(sizes) or sum(sizes) != y0.shape[1]:
         raise ValueError(f"dt, sizes: one step and one size per run, sizes summing to "

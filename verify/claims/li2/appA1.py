@@ -3,8 +3,8 @@ r"""li2.appA1 (alias li2.secA1): the facts in the proof of Theorem 2 (App. A.1, 
 
 The printed forms of Eqs. 13-25 are taken from the catalogue's transcription
 (shared/papers/li2.md, ``li2.thm2`` proof outline and ``li2.secA1``); each is compared with the
-toolkit's derivation from the definitions (:mod:`theory.thm2_proof`, :mod:`theory.top_down`)
-and with float64 evaluations (:mod:`numerics.group_task`, :mod:`numerics.top_down`):
+toolkit's derivation from the definitions (:mod:`theory.li2.thm2_proof`, :mod:`theory.li2.top_down`)
+and with float64 evaluations (:mod:`numerics.li2.group_task`, :mod:`numerics.li2.top_down`):
 
 * Eq. 13, :math:`z_h=\langle R_h,S\rangle_F`; Eq. 14,
   :math:`\mathcal E=\tfrac12\sum_h(z_h-\bar z)^2`; Eq. 15,
@@ -25,12 +25,12 @@ from functools import lru_cache
 import sympy as sp
 import torch
 
-from numerics.group_task import group_energy, group_task, regular_matrices
+from numerics.li2.group_task import group_energy, group_task, regular_matrices
+from numerics.li2.top_down import activation_matrix, block_sums
 from numerics.random import randn
-from numerics.top_down import activation_matrix, block_sums
-from theory.finite_group import FiniteGroup
-from theory.irreps import irreps, regular_representation
-from theory.thm2_proof import (
+from theory.groups.finite_group import FiniteGroup
+from theory.groups.irreps import irreps, regular_representation
+from theory.li2.thm2_proof import (
     CycPoly,
     block_frobenius_polys,
     block_trace_polys,
@@ -41,27 +41,29 @@ from theory.thm2_proof import (
     schur_kronecker_sum,
     schur_outer_sum,
 )
-from theory.thm2_proof import (
+from theory.li2.thm2_proof import (
     activation_matrix as symbolic_activation_matrix,
 )
-from theory.top_down import common_field
-from verify.arrays import eye, gate, ones, transpose
-from verify.claim import Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.route_reuse import reused_route
-from verify.claims.li2.thm7 import X2, float_decomposition, float_points
-from verify.evidence import (
+from theory.li2.top_down import common_field
+from verify import (
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
     compare,
+    register,
+    reused_route,
+    roundoff,
     symbolic_identity,
+    unit_roundoff,
 )
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import roundoff, unit_roundoff
+from verify.arrays import eye, gate, ones, transpose
+from verify.claims.li2 import PAPER
+from verify.claims.li2._float_irreps import X2, float_decomposition, float_points
+from verify.claims.li2._groups import build_group
 
 # --- the printed forms ------------------------------------------------------------------------
 
@@ -316,7 +318,7 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
     yield compare(Route.NUMERIC, f"{name}: Eq. 15, 1/2 sum_h <R_h P_1^perp, S>_F^2 vs E from "
                                  f"Eq. 7 at random unit w",
                   stated=0.5 * centred.square().sum(-1), measured=measured, tolerance=tol,
-                  parameters=params, note="measured: numerics.group_task.group_energy")
+                  parameters=params, note="measured: numerics.li2.group_task.group_energy")
 
     Q, blocks = float_decomposition(G)
     Q = Q.to(dev)

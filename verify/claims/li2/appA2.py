@@ -7,7 +7,7 @@ Routes: the printed formulas (stated): the cross feature :math:`\mathbf c_U(h)=2
 \mathrm{diag}(R_h^\top\Pi_kR_{h'}\Pi_k)`, :math:`\sum_{k\ne0}\Pi_kR_{h'}\Pi_k=R_{h'}-\Pi_0`
 and the decoupling of the square parts; the same quantities from the network's features
 :math:`(u_{h_1}+v_{h_2})^2` and the labels, symbolically and in exact arithmetic
-(:mod:`theory.target_reconstruction`, derived) and in float64 (:mod:`numerics.
+(:mod:`theory.li2.target_reconstruction`, derived) and in float64 (:mod:`numerics.
 target_reconstruction`, measured), for :math:`\mathbb Z_7`, :math:`D_4` and small groups.
 """
 from __future__ import annotations
@@ -17,9 +17,8 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.group_task import group_task, inversion, regular_matrices
-from numerics.random import randn
-from numerics.target_reconstruction import (
+from numerics.li2.group_task import group_task, inversion, regular_matrices
+from numerics.li2.target_reconstruction import (
     centre,
     centred_targets,
     least_squares,
@@ -27,8 +26,9 @@ from numerics.target_reconstruction import (
     pair_parts,
     target_arrangement,
 )
-from theory.irreps import regular_representation
-from theory.target_reconstruction import (
+from numerics.random import randn
+from theory.groups.irreps import regular_representation
+from theory.li2.target_reconstruction import (
     derive_cross_feature,
     derive_cross_gram,
     derive_irrep_fit,
@@ -36,16 +36,24 @@ from theory.target_reconstruction import (
     derive_target_blocks,
     isotypic_projector_matrices,
 )
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    compare,
+    conditioned,
+    register,
+    reused_route,
+    roundoff,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.arrays import adjoint, diagonal, trace, vstack
-from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.route_reuse import reused_route
-from verify.claims.li2.thm3 import float_nodes
-from verify.evidence import Evidence, Route, compare, symbolic_identity
-from verify.named_groups import build_group, complex_projectors
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import conditioned, roundoff, unit_roundoff
+from verify.claims.li2._groups import build_group, complex_projectors
+from verify.claims.li2._irrep_nodes import float_nodes
 
 # --- matrix helpers for sympy matrices and torch tensors alike ---------------------------------
 

@@ -12,11 +12,11 @@ Which object is :math:`G`, and whether :math:`\eta` moves with :math:`\beta`, is
 ``"beta^2"`` (:math:`\eta_\beta = \beta^2\eta`). The default is ``EV^T``, :math:`\eta` fixed.
 
 Routes. Eq. 68: the exact series of :math:`G(t)` for :math:`J_\beta` (sympy, Picard iteration,
-:mod:`theory.output_scale`) against the printed terms, coefficient by coefficient in
+:mod:`theory.li2.output_scale`) against the printed terms, coefficient by coefficient in
 :math:`t^a\alpha^b` at :math:`\eta = 0` (derived vs stated); the remainder's order in
 :math:`t` at fixed :math:`\alpha` from the RK4 flow of :math:`J_\beta` (measured, must be 2).
 Eq. 69: the stationary point of :math:`J_\beta` in sympy, compared with :math:`G^\star_1/\beta^2`
-from the independent :math:`\beta = 1` derivation of :mod:`theory.ridge` (exact, sandwiched);
+from the independent :math:`\beta = 1` derivation of :mod:`theory.li2.ridge` (exact, sandwiched);
 linear solves for :math:`\beta \in \{1, 2, 4, 8\}`, several :math:`\eta`, :math:`K < n` and
 :math:`K > n` (the ``"-dJ/dF"`` reading by autograd of :math:`J_\beta`), entrywise and as the
 fitted exponent of :math:`\|G^\star_\beta\|/\|G^\star\|` in :math:`\beta`.
@@ -44,36 +44,41 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.output_scale import scaled_backprop_gradient, scaled_fixed_point
-from numerics.stage1_problems import (
+from numerics.li2.output_scale import scaled_backprop_gradient, scaled_fixed_point
+from numerics.li2.stage1_problems import (
     balanced_labels,
     draw_problems,
     realisable_features_with_spectrum,
 )
-from numerics.two_layer import center
-from theory.output_scale import (
+from numerics.li2.two_layer import center
+from theory.li2.output_scale import (
     ETA_SCALINGS,
     READINGS,
     derive_scaled_fixed_point,
     derive_scaled_small_time_series,
     scaling_law,
 )
-from theory.ridge import derive_ridge_fixed_point, reduced_product
-from theory.stage1_expansion import coefficients
-from verify.arrays import transpose
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from theory.li2.ridge import derive_ridge_fixed_point, reduced_product
+from theory.li2.stage1_expansion import coefficients
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
     compare_cases,
+    conditioned,
+    register,
     symbolic_identity,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.stage1_checks import (
+from verify.arrays import transpose
+from verify.claims.li2 import PAPER
+from verify.claims.li2._stage1 import (
     full_column_rank,
     grid,
     mean_time_unit,
@@ -82,8 +87,6 @@ from verify.stage1_checks import (
     series_derivation,
     small_time_problems,
 )
-from verify.step_ladders import cached
-from verify.tolerances import conditioned, unit_roundoff
 
 # --- the paper's formulas (sympy matrices and torch tensors alike) ---------------------------
 
@@ -222,7 +225,7 @@ def _eq69_symbolic(run: Run) -> Iterator[Evidence]:
         stated=reduced_product(L, run.stated["fixed_point"](ridge.G, fp.beta), R, fp.symbols),
         derived=reduced_product(L, fp.G(reading, scaling), R, fp.symbols),
         parameters={**size, "G": reading, "eta": scaling},
-        note="G*_1 from theory.ridge (beta = 1); G*_beta from the stationary point of J_beta")
+        note="G*_1 from theory.li2.ridge (beta = 1); G*_beta from the stationary point of J_beta")
 
 
 #: Every combination the figures report: (label, G reading, eta scaling). The last is the

@@ -16,28 +16,30 @@ from functools import lru_cache
 import torch
 
 from numerics.activations import activation
-from numerics.group_task import group_task
-from numerics.landscape import energy_hessian_by_rows
-from theory.finite_group import FiniteGroup
-from theory.group_energy import (
+from numerics.li2.group_task import group_task
+from numerics.li2.landscape import energy_hessian_by_rows
+from theory.groups.finite_group import FiniteGroup
+from theory.groups.irreps import irreps, real_irreps
+from theory.li2.group_energy import (
     exact_energy,
     irrep_points,
     paper_form,
 )
-from theory.irreps import irreps, real_irreps
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.claims.li2.thm2 import (
-    ASCENT,
-    landscape,
-    maxima,
-    tangent_inertia,
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    register,
+    unit_roundoff,
 )
-from verify.evidence import Evidence, Route, Tolerance, compare
-from verify.named_groups import ONE_SMALL_GROUP, build_group
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import unit_roundoff
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import ONE_SMALL_GROUP, build_group
+from verify.claims.li2._landscape import ASCENT, landscape, maxima, tangent_inertia
 
 
 def stated_flat(M: int) -> int:

@@ -3,7 +3,7 @@ r"""li2.cor2: Corollary 2, the local maxima of :math:`\mathcal E` for modular ad
 
 Routes: the paper's energies :math:`M/16` (a frequency pair :math:`k`, :math:`2k\ne M`) and
 :math:`M/8` (:math:`k=M/2`, even :math:`M`) (stated); :math:`\mathcal E` built from its
-definition (Eq. 7) by sympy (:func:`theory.group_energy.exact_energy`) and evaluated
+definition (Eq. 7) by sympy (:func:`theory.li2.group_energy.exact_energy`) and evaluated
 exactly in :math:`\mathbb Q(\zeta_{\mathrm{lcm}(M,4)})` at
 :math:`\mathbf u=a\cos(km\omega)+b\sin(km\omega)`, :math:`\mathbf w=[\mathbf u;\pm P\mathbf u]`,
 for several rational phases :math:`(a,b)`, with its exact Riemannian gradient (derived); the
@@ -20,23 +20,31 @@ from math import lcm
 import sympy as sp
 import torch
 
-from theory.cyclotomic import Cyc, cyclotomic_field, imaginary_unit
 from theory.derivation import Derivation
-from theory.group_energy import (
+from theory.groups.cyclotomic import Cyc, cyclotomic_field, imaginary_unit
+from theory.li2.group_energy import (
     exact_energy,
     normalised_energy,
     paper_form,
     riemannian_gradient,
 )
-from verify.claim import Assumption, Claim, NegativeControl
+from verify import (
+    Assumption,
+    Choice,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    register,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.claims.li2 import PAPER
-from verify.claims.li2.thm2 import ASCENT, landscape, maxima
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import Choice
-from verify.tolerances import unit_roundoff
+from verify.claims.li2._groups import build_group
+from verify.claims.li2._landscape import ASCENT, landscape, maxima
 
 #: Phases (a, b) of u = a cos + b sin: pure cosine, pure sine, and two mixed ones.
 PHASES: tuple[tuple[Fraction, Fraction], ...] = (

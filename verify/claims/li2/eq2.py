@@ -11,16 +11,25 @@ from collections.abc import Iterator
 import torch
 
 from numerics.random import make_generator, randn
-from numerics.two_layer import backprop_gradient, one_hot_labels
-from theory.li2_objective import derive_backprop_gradient
+from numerics.li2.two_layer import backprop_gradient, one_hot_labels
+from theory.li2.objective import derive_backprop_gradient
+from verify import (
+    SEED,
+    Claim,
+    Evidence,
+    IntRange,
+    NegativeControl,
+    Route,
+    Run,
+    compare,
+    compare_cases,
+    draw,
+    register,
+    roundoff,
+    symbolic_identity,
+)
 from verify.arrays import eye, ones, transpose
-from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, compare, compare_cases, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, IntRange, draw
-from verify.tolerances import roundoff
 
 
 def centering(n, like):

@@ -22,35 +22,40 @@ from dataclasses import dataclass
 import torch
 
 from numerics.activations import activation
-from numerics.group_task import dense_inputs, group_task
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.group_task import dense_inputs, group_task
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.random import make_generator, randn
-from numerics.train_splits import train_count
-from numerics.training_diagnostics import (
+from numerics.li2.train_splits import train_count
+from numerics.li2.training_diagnostics import (
     Snapshot,
     backprop_gradient,
     coupling,
     input_transpose,
 )
-from numerics.two_layer import backprop_gradient as autograd_G_F
-from numerics.two_layer import loss as paper_loss
-from verify.arrays import gate, transpose
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from numerics.li2.two_layer import backprop_gradient as autograd_G_F
+from numerics.li2.two_layer import loss as paper_loss
+from verify import (
+    SEED,
+    Assumption,
+    Choice,
+    Claim,
     Evidence,
+    IntRange,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
     compare_cases,
+    draw,
+    register,
+    roundoff,
     undecided,
 )
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, Choice, IntRange, draw
-from verify.step_ladders import cached
-from verify.tolerances import roundoff
+from verify.arrays import gate, transpose
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group
 
 
 def stated_node_update(X, d, g):
@@ -194,7 +199,7 @@ def _node_step(s: Snapshot, G: torch.Tensor) -> torch.Tensor:
 def actual_steps(trainer: GroupTrainer) -> dict[str, torch.Tensor]:
     r"""At the trainer's current weights, what the stated forms do not enter: node :math:`j`'s
     actual step :math:`X^\top D_j\mathbf g_j` (:math:`G_F` of Eq. 2; ``"step"``, ``(B, 2M,
-    K)``) and the :mod:`numerics.training_diagnostics` coupling group (with its own
+    K)``) and the :mod:`numerics.li2.training_diagnostics` coupling group (with its own
     label direction)."""
     s = trainer.forward_snapshot()
     return {"step": _node_step(s, backprop_gradient(s)), **coupling(s)}

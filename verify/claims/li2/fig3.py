@@ -5,7 +5,7 @@ Routes: the paper's description, written as predictions (stated: grokking with d
 without; a larger :math:`\|G_F\|` with decay around epoch 100; first a large update of
 :math:`V`, then of :math:`W`; :math:`\tilde F^\top\tilde F` and :math:`P_1^\perp FF^\top`
 diagonal to within 8%); batched full-batch training of the two-layer network
-(:class:`numerics.group_trainer.GroupTrainer`, measured). At full fidelity also the third
+(:class:`numerics.li2.group_trainer.GroupTrainer`, measured). At full fidelity also the third
 party's replication (arXiv 2605.08119, §7.3) as a reference route: same initial weights and
 split for the same seed (their code draws both from ``torch`` generators seeded with the seed,
 and so does the trainer), so seed 0 is the same run up to float arithmetic.
@@ -23,15 +23,23 @@ from dataclasses import dataclass
 import torch
 
 from numerics.errors import Diverged
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
-from numerics.train_splits import train_count
-from verify.claim import Assumption, Claim, NegativeControl
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.train_splits import train_count
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    at_least,
+    cached,
+    compare,
+    register,
+)
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, at_least, compare
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
+from verify.claims.li2._groups import build_group
 
 EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 

@@ -5,10 +5,12 @@ with :math:`\max_kd_k=2`).
 Routes: the caption's description, written as predictions (stated: test accuracy goes from 0
 to 1, sharply, near :math:`p\propto M^{-1}\log M`, at a ratio that decreases as :math:`M`
 grows); batched full-batch training of the two-layer network over a grid of ratios and seeds
-per group (:func:`numerics.phase_boundary.phase_point`, measured). The ratio grid of a group
+per group (:func:`numerics.li2.phase_boundary.phase_point`, measured). The ratio grid of a group
 is the author's sweep (``use_critical_ratio``): multiples of the code's line
 :math:`2.7482\,\mathrm{corr}\ln M/M` (corr :math:`=\max_kd_k/2` for non-abelian groups, 1
-otherwise), so the grid is placed by the code and the transition is measured on it.
+otherwise), so the grid is placed by the code and the transition is measured on it. The runs,
+the grid and the run settings (shared with ``li2.thm4``) live in
+:mod:`verify.claims.li2._phase_transition`.
 
 At full fidelity also the third party's :math:`M\times p` outcomes (arXiv 2605.08119, §7.3) in
 their setting (Adam lr :math:`10^{-3}`, weight decay :math:`2\times10^{-4}`, :math:`K=2048`,
@@ -17,26 +19,33 @@ their setting (Adam lr :math:`10^{-3}`, weight decay :math:`2\times10^{-4}`, :ma
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
 import torch
 
-from numerics.phase_boundary import GROKKED, group_table, phase_point, phase_sweep_point
-from verify.claim import Assumption, Claim, NegativeControl
+from numerics.li2.phase_boundary import GROKKED, phase_point
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    register,
+    trend_evidence,
+)
 from verify.claims.li2 import PAPER
-from verify.claims.li2.thm4 import CODE_C, replicate_trend, stated_order
-from verify.error_trends import trend_evidence
-from verify.evidence import Evidence, Route, Tolerance, compare
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.sweep import run_sweep
+from verify.claims.li2._phase_transition import FIG5_PARAMETERS, code_line, phase_points
+from verify.claims.li2._replicate_trend import replicate_trend, stated_order
 
 EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 #: "0" of the caption: the best test accuracy stays below this (li2.fig3's "none"); "1":
-#: it reaches numerics.phase_boundary.GROKKED
+#: it reaches numerics.li2.phase_boundary.GROKKED
 MEMORISED = 0.5
 
 #: The third party's M x p sweep (§7.3): grok counts out of their 5 seeds within 400 epochs.
@@ -63,49 +72,6 @@ def increasing_direction():
 def stated_threshold_scale(M):
     r"""The dotted line: :math:`p\propto M^{-1}\log M`."""
     return math.log(M) / M
-
-
-# --- the runs -------------------------------------------------------------------------------
-
-def code_line(M: int, max_dk: int) -> float:
-    """The author's critical ratio 2.7482 corr ln M / M, corr = max d_k / 2 for non-abelian
-    collections (catalogue §6.1), 1 otherwise."""
-    return CODE_C * (max_dk / 2 if max_dk > 1 else 1.0) * math.log(M) / M
-
-
-def ratio_grid(M: int, max_dk: int, multipliers: Sequence[float]) -> list[float]:
-    """Multiples of :func:`code_line`, kept inside (0, 0.95] and increasing."""
-    grid = sorted({round(min(0.95, m * code_line(M, max_dk)), 4) for m in multipliers})
-    if len(grid) < 2:
-        raise ValueError(f"multipliers: {multipliers} give fewer than 2 ratios below 0.95")
-    return grid
-
-
-def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any],
-                 multipliers: Sequence[float]) -> list[dict[str, Any]]:
-    """:func:`phase_point` for each group (name -> max d_k), one point per group through
-    :func:`verify.sweep.run_sweep`: in this process by default, on a Dask cluster with
-    ``$THEORY_VERIFY_SWEEP_BACKEND=dask``, each finished group streamed into the results store.
-    Cached per panel (the stated forms do not enter, so the control and ``li2.thm4`` reuse the
-    runs)."""
-    points = []
-    for name, max_dk in groups.items():
-        M = int(group_table(name).shape[0])
-        points.append({"group": name, "p_values": ratio_grid(M, max_dk, multipliers),
-                       "seeds": list(training["seeds"]), "epochs": training["epochs"],
-                       "K": training["K"], "lr": training["lr"], "eta": training["eta"],
-                       "loss": training["loss"], "activation": training["activation"],
-                       "eval_every": training["eval_every"], "device": str(run.device),
-                       "dtype": training["dtype"]})
-
-    def sweep() -> list[dict[str, Any]]:
-        report = run_sweep(phase_sweep_point, points, name="li2.fig5", batch_size=1)
-        if report.failed:
-            raise RuntimeError("; ".join(f"{o.point['group']}: {o.error}"
-                                         for o in report.failed))
-        return report.results
-
-    return cached(f"li2.fig5 {points}", sweep, size=64)
 
 
 # --- evidence ----------------------------------------------------------------------------------
@@ -232,8 +198,6 @@ def check(run: Run) -> Iterator[Evidence]:
                probe=p["training"]["K"] != 2048)
 
 
-_COMMON = {"loss": "mse_class", "activation": "x2", "eval_every": 10, "dtype": "float32"}
-
 CLAIM = register(Claim(
     id="li2.fig5",
     paper=PAPER,
@@ -263,32 +227,7 @@ CLAIM = register(Claim(
             r"the qualitative statements, not the paper's numbers); products and non-abelian "
             r"groups are reported with p^* relative to the cyclic fit c\ln M/M (theorem: "
             r"d_k^2; code: d_k/2).",
-    parameters={
-        "quick": {
-            "panels": {"cyclic": {"Z11": 1, "Z23": 1}, "product": {"Z4xZ4": 1},
-                       "non-abelian": {"D7": 2}},
-            # the grid's lower end only has to show the "0": at 0.7-0.826 no seed of any
-            # group groks (best test accuracy <= 0.7), so 0.76 and 0.826 decide nothing that
-            # 0.7 does not; the ratios around the transition (0.897-1.25) are all kept
-            "multipliers": (0.7, 0.897, 0.975, 1.059, 1.151, 1.25),
-            "training": {"K": 64, "lr": 0.02, "eta": 3e-3, "epochs": 400,
-                         "seeds": (0, 1, 2, 3), **_COMMON},
-            "third_party": None,
-        },
-        "full": {
-            "panels": {"cyclic": {"Z23": 1, "Z41": 1, "Z71": 1, "Z127": 1},
-                       "composite": {"Z24": 1, "Z60": 1, "Z100": 1},
-                       "product": {"Z4xZ7": 1, "Z5xZ6": 1, "Z2xZ2xZ9": 1, "Z13xZ11": 1,
-                                   "Z5xZ2xZ2xZ2": 1, "Z6xZ4xZ2": 1, "Z3xZ2xZ17": 1,
-                                   "Z2xZ3xZ3xZ5": 1},
-                       "non-abelian": {"D7": 2, "D15": 2, "D30": 2, "D63": 2}},
-            "multipliers": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.12, 1.25, 1.4, 1.6, 1.8, 2.0),
-            "training": {"K": 2048, "lr": 5e-4, "eta": 2e-4, "epochs": 3000,
-                         "seeds": tuple(range(20)), **_COMMON},
-            "third_party": {"K": 2048, "lr": 1e-3, "eta": 2e-4, "epochs": 400,
-                            "seeds": (0, 1, 2, 3, 4), "eval_every": 1, "dtype": "float32"},
-        },
-    },
+    parameters=FIG5_PARAMETERS,
     stated={"transition": stated_transition,
             "direction": stated_direction, "threshold_scale": stated_threshold_scale},
     check=check,

@@ -3,7 +3,7 @@ small relative to :math:`M`: "Muon reaches a lower test loss" (catalogue §5, §
 
 Routes: the paper's statement as a predicted sign (stated: Muon's final test loss is lower);
 batched full-batch training of the two-layer :math:`x^2` network with both optimisers on the same
-seeds (same initial weights and split per seed, :class:`numerics.group_trainer.GroupTrainer`,
+seeds (same initial weights and split per seed, :class:`numerics.li2.group_trainer.GroupTrainer`,
 measured). Muon is the author's ``MuonEnhanced`` as :mod:`numerics.optimizers` implements it:
 Adam (coupled L2) on :math:`V`; on :math:`W` the momentum :math:`b\leftarrow0.99b+0.01g`,
 Frobenius-normalised, five quintic Newton-Schulz steps with the coefficients of catalogue §6.4,
@@ -30,17 +30,25 @@ import torch
 from scipy import stats
 
 from numerics.errors import Diverged
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 from numerics.polar import AUTHOR_NS_COEFFICIENTS
-from numerics.train_splits import train_count
-from verify.claim import Assumption, Claim, NegativeControl
+from numerics.li2.train_splits import train_count
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    at_least,
+    cached,
+    register,
+    undecided,
+)
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, at_least, undecided
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
+from verify.claims.li2._groups import build_group
 
 OPTIMIZERS = ("adam", "muon")
 

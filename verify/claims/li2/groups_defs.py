@@ -1,7 +1,7 @@
 r"""li2.groups-defs: the group-arithmetic definitions of §4.2 (regular representation, inversion
 operator, :math:`\sum_kd_k^2=M`, isotypic dimensions :math:`m_kd_k=d_k^2`, Eq. 8).
 
-Routes: the paper's identities (stated); the exact library :mod:`theory.irreps` in
+Routes: the paper's identities (stated); the exact library :mod:`theory.groups.irreps` in
 :math:`\mathbb Q(\zeta_N)` (derived); float matrices built from the Cayley table alone by
 torch scatters, Burnside's numerical character method and an eigendecomposition of a random
 central element of the group algebra (measured).
@@ -15,32 +15,39 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.group_task import (
+from numerics.li2.group_task import (
     class_algebra_dimensions,
     inversion_matrix,
     isotypic_dimensions,
     regular_matrices,
 )
-from theory.cyc_linalg import rref
-from theory.cyclotomic import Cyc
+from theory.groups.cyc_linalg import rref
+from theory.groups.cyclotomic import Cyc
 from theory.groups import (
     FiniteGroup,
 )
-from theory.irreps import (
+from theory.groups.irreps import (
     inversion_operator,
     irreps,
     projector_coefficients,
     real_irreps,
     regular_representation,
 )
-from verify.claim import Claim, NegativeControl
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    register,
+    reused_route,
+    roundoff,
+    symbolic_identity,
+)
 from verify.claims.li2 import PAPER
-from verify.route_reuse import reused_route
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import roundoff
+from verify.claims.li2._groups import build_group
 
 # --- the paper's identities -----------------------------------------------------------------
 
@@ -88,7 +95,7 @@ def _homomorphism(run: Run, G: FiniteGroup, name: str) -> Iterator[Evidence]:
                   tolerance=Tolerance(0.0, "0/1 matrices: products of permutation matrices are "
                                            "exact in integers and in floating point"),
                   parameters={"group": name, "M": M},
-                  note="stated: R at the product (theory.irreps.regular_representation); "
+                  note="stated: R at the product (theory.groups.irreps.regular_representation); "
                        "derived: integer products of those matrices; measured: float "
                        "matrices scattered from the Cayley table, batched matmul")
 
@@ -103,7 +110,7 @@ def _inversion(run: Run, G: FiniteGroup, name: str) -> Iterator[Evidence]:
                   measured=torch.stack([Pf @ Pf, Pf.T]), metric="absolute",
                   tolerance=Tolerance(0.0, "permutation matrices: exact arithmetic"),
                   parameters={"group": name, "M": M},
-                  note="derived from theory.irreps.inversion_operator; measured from the "
+                  note="derived from theory.groups.irreps.inversion_operator; measured from the "
                        "table's inverses")
 
 
@@ -123,7 +130,7 @@ def _dimensions(run: Run, G: FiniteGroup, name: str) -> Iterator[Evidence]:
                   derived=float(sum(d * d for d in exact)),
                   measured=float(numeric.square().sum()), tolerance=tol,
                   parameters={"group": name, "M": M, "classes": r},
-                  note="derived: dims of theory.irreps.irreps (exact); measured: Burnside's "
+                  note="derived: dims of theory.groups.irreps.irreps (exact); measured: Burnside's "
                        "method in float64 from the Cayley table, d_k^2 = M / sum_a "
                        "|omega_k(a)|^2/|C_a|")
     yield compare(Route.NUMERIC, f"{name}: irrep dimensions d_k", derived=np.array(exact, float),

@@ -11,7 +11,7 @@ Routes.
   actual correlations.
 * The regime map. For inputs, widths :math:`K/n` from well below to well above 1,
   activations and :math:`\eta`, the exact :math:`G_F(+\infty)` (the ridge fixed point of the
-  top layer, :mod:`numerics.regime_map`) against Eq. 5: the cosine with
+  top layer, :mod:`numerics.li2.regime_map`) against Eq. 5: the cosine with
   :math:`\tilde Y\tilde Y^\top\tilde F`, the fitted scalar against Eq. 5's, the relative error
   of Eq. 5, and the eigen-spreads of :math:`\tilde F\tilde F^\top` and :math:`\tilde F^\top
   \tilde F`. Points whose data satisfy the lemma's assumptions (:math:`n<d`, constant norms,
@@ -35,11 +35,11 @@ import sympy as sp
 import torch
 
 from numerics.activations import activation
-from numerics.gaussian_mc import hermite_coefficients as mc_hermite_coefficients
-from numerics.gaussian_mc import kernel as mc_kernel
-from numerics.gaussian_mc import simultaneous_z
-from numerics.group_task import dense_inputs, group_task
-from numerics.regime_map import (
+from numerics.li2.gaussian_mc import hermite_coefficients as mc_hermite_coefficients
+from numerics.li2.gaussian_mc import kernel as mc_kernel
+from numerics.li2.gaussian_mc import simultaneous_z
+from numerics.li2.group_task import dense_inputs, group_task
+from numerics.li2.regime_map import (
     CorrelationBand,
     LimitStructure,
     WidthPoint,
@@ -52,11 +52,11 @@ from numerics.regime_map import (
     sphere_inputs,
     sweep_widths,
 )
-from numerics.regime_map import centred_features as features
-from numerics.two_layer import center, one_hot_labels
+from numerics.li2.regime_map import centred_features as features
+from numerics.li2.two_layer import center, one_hot_labels
 from theory.derivation import Derivation
-from theory.gaussian_moments import rho
-from theory.hermite import (
+from theory.li2.gaussian_moments import rho
+from theory.li2.hermite import (
     LINEAR_PLUS_SQUARE,
     RELU,
     SQUARE,
@@ -72,25 +72,30 @@ from theory.hermite import (
     s,
     second_moment,
 )
-from verify.arrays import sqrt
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.error_trends import fit_trend, trend_evidence
-from verify.evidence import (
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
+    cached,
     compare,
+    conditioned,
+    fit_trend,
+    register,
+    roundoff,
     symbolic_identity,
     to_json_value,
+    trend_evidence,
     undecided,
+    unit_roundoff,
 )
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.tolerances import conditioned, roundoff, unit_roundoff
+from verify.arrays import sqrt
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group
 
 #: Probability that one Monte Carlo item rejects a true identity (Bonferroni over its entries).
 FALSE_ALARM = 1e-3
@@ -193,7 +198,7 @@ def _numbers(name: str, order: int, norm: float, centre: float) -> _Numbers:
 
 @cache
 def _hermite(act: GaussianActivation, order: int, scale: sp.Expr = s) -> list[sp.Expr]:
-    """:func:`theory.hermite.hermite_coefficients`, once per process (a pure function; the
+    """:func:`theory.li2.hermite.hermite_coefficients`, once per process (a pure function; the
     negative control's run re-checks the same coefficients)."""
     return hermite_coefficients(act, order, scale)
 

@@ -24,31 +24,32 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.coupon_collector import collection_time
-from theory.coupon_collector import (
+from numerics.li2.coupon_collector import collection_time
+from theory.li2.coupon_collector import (
     derive_collection_integral,
     derive_log_term_curvature,
     derive_uniform_time,
 )
-from theory.coupon_collector import (
+from theory.li2.coupon_collector import (
     p as p_symbol,
 )
-from theory.coupon_collector import (
+from theory.li2.coupon_collector import (
     t as t_symbol,
 )
-from verify.claim import Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from verify import (
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
     compare,
+    register,
     symbolic_identity,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import unit_roundoff
+from verify.claims.li2 import PAPER
 
 
 def _harmonic(L: int, like: Any) -> Any:

@@ -19,15 +19,23 @@ import sympy as sp
 import torch
 
 from numerics.random import make_generator, randn
-from numerics.two_layer import center, one_hot_labels
-from theory.li2_bounds import smallest_counterexample
-from verify.claim import Claim, NegativeControl
+from numerics.li2.two_layer import center, one_hot_labels
+from theory.li2.bounds import smallest_counterexample
+from verify import (
+    EXACT,
+    SEED,
+    Claim,
+    Evidence,
+    IntRange,
+    NegativeControl,
+    Route,
+    Run,
+    at_least,
+    draw,
+    register,
+    roundoff,
+)
 from verify.claims.li2 import PAPER
-from verify.evidence import EXACT, Evidence, Route, at_least
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, IntRange, draw
-from verify.tolerances import roundoff
 
 
 def sigma_min(Ft: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,7 @@ from typing import Any
 import sympy as sp
 import torch
 
-from numerics.energy import directional_derivative, joint_energy_gradient
+from numerics.li2.energy import directional_derivative, joint_energy_gradient
 from numerics.polar import (
     AUTHOR_NS_COEFFICIENTS,
     frobenius_inner,
@@ -34,20 +34,31 @@ from numerics.random import (
     random_low_rank,
     random_with_singular_values,
 )
-from numerics.two_layer import one_hot_labels
-from theory.polar import (
+from numerics.li2.two_layer import one_hot_labels
+from theory.li2.polar import (
     derive_newton_schulz_sign,
     derive_polar_inner_product_2x2,
     derive_trace_argument,
 )
+from verify import (
+    SEED,
+    Claim,
+    Evidence,
+    IntRange,
+    NegativeControl,
+    Route,
+    Run,
+    compare,
+    compare_cases,
+    conditioned,
+    draw,
+    register,
+    roundoff,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.arrays import transpose
-from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, compare, compare_cases, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, IntRange, draw
-from verify.tolerances import conditioned, roundoff, unit_roundoff
 
 
 def _sum_last(values: Any) -> Any:

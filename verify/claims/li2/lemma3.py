@@ -21,22 +21,29 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.gaussian_mc import hermite_correlation, simultaneous_z
-from theory.gaussian_moments import rho, t, u
-from theory.hermite import (
+from numerics.li2.gaussian_mc import hermite_correlation, simultaneous_z
+from theory.li2.gaussian_moments import rho, t, u
+from theory.li2.hermite import (
     derive_coefficient_matching,
     derive_hermite_correlation,
     derive_joint_generating_expectation,
     generating_coefficients,
     phi,
 )
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    register,
+    symbolic_identity,
+)
 from verify.arrays import exp
-from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
 
 #: Probability that the Monte Carlo route rejects a true identity (Bonferroni over entries).
 FALSE_ALARM = 1e-3

@@ -13,14 +13,21 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.gaussian_mc import mgf, simultaneous_z
-from theory.gaussian_moments import derive_mgf, derive_mgf_series, t
+from numerics.li2.gaussian_mc import mgf, simultaneous_z
+from theory.li2.gaussian_moments import derive_mgf, derive_mgf_series, t
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    register,
+    symbolic_identity,
+)
 from verify.arrays import exp
-from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
 
 #: Family-wise probability that the Monte Carlo route rejects a true identity.
 FALSE_ALARM = 1e-3

@@ -17,17 +17,29 @@ import sympy as sp
 import torch
 
 from numerics.activations import Activation
-from numerics.memorisation import (
+from numerics.li2.memorisation import (
     focused_profile,
     inverse_phi,
     memorisation_activation,
     phi_sensitivity,
     solve_budget,
 )
-from theory.memorisation import derive_phi
-from verify.claim import Claim, NegativeControl
+from theory.li2.memorisation import derive_phi
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    register,
+    symbolic_identity,
+    undecided,
+    unit_roundoff,
+)
 from verify.claims.li2 import PAPER
-from verify.claims.li2.lemma5 import (
+from verify.claims.li2._reduced_memorisation import (
     ASSUMPTIONS,
     PARAMETERS,
     ReducedOptima,
@@ -36,17 +48,6 @@ from verify.claims.li2.lemma5 import (
     reduced_optima,
     sigma_positive,
 )
-from verify.evidence import (
-    Evidence,
-    Route,
-    Tolerance,
-    compare,
-    symbolic_identity,
-    undecided,
-)
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import unit_roundoff
 
 #: The activations Lemma 6 names as having phi(0+) = infinity.
 INFINITE_AT_ZERO = ("relu", "silu")

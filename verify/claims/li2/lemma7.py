@@ -20,27 +20,32 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.extreme_values import weighted_selection
-from numerics.gaussian_mc import simultaneous_z
+from numerics.li2.extreme_values import weighted_selection
+from numerics.li2.gaussian_mc import simultaneous_z
 from numerics.random import make_generator
 from theory.derivation import Derivation
-from theory.extreme_values import a as shape_symbol
-from theory.extreme_values import derive_maximum_law, derive_selection
-from verify.claim import Assumption, Claim, NegativeControl
+from theory.li2.extreme_values import a as shape_symbol
+from theory.li2.extreme_values import derive_maximum_law, derive_selection
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    fit_trend,
+    register,
+    symbolic_identity,
+    trend_evidence,
+)
 from verify.claims.li2 import PAPER
-from verify.error_trends import fit_trend, trend_evidence
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
+from verify.claims.li2._clt_regime import MIN_COUNT
 
 #: Family-wise probability that the Monte Carlo comparisons reject a true statement.
 FALSE_ALARM = 1e-3
-
-#: Smallest expected count N p (1 - p) of a compared frequency: binomial skewness
-#: (1 - 2p)/sqrt(N p (1 - p)) <= 0.1 keeps the normal approximation of the standardised
-#: error sound at the Bonferroni z used here.
-MIN_COUNT = 100.0
 
 
 def _log(x: Any) -> Any:

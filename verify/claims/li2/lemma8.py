@@ -23,20 +23,29 @@ import sympy as sp
 import torch
 
 from numerics.integrators import integrate
-from numerics.muon_dynamics import gradient_field, initial_nodes
+from numerics.li2.muon_dynamics import gradient_field, initial_nodes
 from theory.derivation import Derivation
-from theory.muon_dynamics import (
+from theory.li2.muon_dynamics import (
     alpha0,
     derive_interior_solution,
     derive_log_ratio_rates,
     mu0,
 )
-from verify.claim import Assumption, Claim, NegativeControl
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    ladder_tolerance,
+    register,
+    symbolic_identity,
+)
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached, ladder_tolerance
 
 
 def stated_priority(mu: Any, alpha: Any) -> Any:

@@ -33,7 +33,7 @@ import torch
 from numerics.polar import fractional_polar, polar_svd
 from numerics.random import make_generator
 from theory.derivation import Derivation
-from theory.muon_dynamics import (
+from theory.li2.muon_dynamics import (
     b,
     derive_fractional_series,
     derive_polar_2x2,
@@ -41,15 +41,27 @@ from theory.muon_dynamics import (
     q,
     s,
 )
+from verify import (
+    SEED,
+    Claim,
+    Evidence,
+    LogUniform,
+    NegativeControl,
+    Route,
+    Run,
+    compare_cases,
+    conditioned,
+    draw,
+    fit_trend,
+    geometric_grid,
+    order_along,
+    register,
+    symbolic_identity,
+    trend_evidence,
+    unit_roundoff,
+)
 from verify.arrays import eye, inv, transpose
-from verify.claim import Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.error_trends import fit_trend, geometric_grid, order_along, trend_evidence
-from verify.evidence import Evidence, Route, compare_cases, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, LogUniform, draw
-from verify.tolerances import conditioned, unit_roundoff
 
 
 def _norm(v: Any) -> Any:

@@ -25,19 +25,31 @@ from typing import Any
 import numpy as np
 import torch
 
-from numerics.top_layer_flow import ridge_fixed_point
-from numerics.two_layer import backprop_gradient, center
-from theory.stage1_expansion import (
+from numerics.li2.top_layer_flow import ridge_fixed_point
+from numerics.li2.two_layer import backprop_gradient, center
+from theory.li2.stage1_expansion import (
     smallest_nonrealisable_case,
 )
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    conditioned,
+    fit_trend,
+    order_along,
+    register,
+    symbolic_identity,
+    trend_evidence,
+)
 from verify.arrays import transpose
-from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.error_trends import fit_trend, order_along, trend_evidence
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.stage1_checks import (
+from verify.claims.li2._stage1 import (
     grid,
     mean_time_unit,
     record_data_assumptions,
@@ -45,8 +57,6 @@ from verify.stage1_checks import (
     series_derivation,
     small_time_problems,
 )
-from verify.step_ladders import cached
-from verify.tolerances import conditioned
 
 # --- the paper's formulas -----------------------------------------------------------------------
 

@@ -23,17 +23,22 @@ from collections.abc import Iterator
 import numpy as np
 import sympy as sp
 
-from numerics.two_layer import center
+from numerics.li2.two_layer import center
 from theory.matrices import centering_matrix
-from theory.stage1_expansion import coefficients
+from theory.li2.stage1_expansion import coefficients
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Run,
+    register,
+    reused_route,
+    symbolic_identity,
+)
 from verify.arrays import eye, transpose
-from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.route_reuse import reused_route
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.stage1_checks import (
+from verify.claims.li2._stage1 import (
     grid,
     mean_time_unit,
     record_data_assumptions,

@@ -22,35 +22,38 @@ import sympy as sp
 import torch
 
 from numerics.random import randn
-from numerics.stage1_problems import balanced_labels, realisable_features_with_spectrum
-from numerics.top_layer_flow import (
+from numerics.li2.stage1_problems import balanced_labels, realisable_features_with_spectrum
+from numerics.li2.top_layer_flow import (
     RidgeSolution,
     deviation_bound,
     integrate_top_layer_flow,
     stable_step,
 )
-from numerics.two_layer import center
-from theory.stage1_expansion import (
+from numerics.li2.two_layer import center
+from theory.li2.stage1_expansion import (
     annihilated,
     derive_eta0_modes,
     smallest_nonrealisable_case,
 )
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from verify import (
+    RESOLVED,
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_most,
+    cached,
     compare,
+    register,
     symbolic_identity,
     undecided,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.stage1_checks import record_data_assumptions
-from verify.step_ladders import RESOLVED, cached
-from verify.tolerances import unit_roundoff
+from verify.claims.li2 import PAPER
+from verify.claims.li2._stage1 import record_data_assumptions
 
 
 def stated_mode_rates(sigma_i, sigma_j):

@@ -18,7 +18,7 @@ import sympy as sp
 import torch
 
 from numerics.random import make_generator, randn
-from numerics.top_layer_flow import (
+from numerics.li2.top_layer_flow import (
     RidgeSolution,
     Trajectory,
     centred_features_with_spectrum,
@@ -27,25 +27,31 @@ from numerics.top_layer_flow import (
     ridge_fixed_point,
     stable_step,
 )
-from numerics.two_layer import center, one_hot_labels
+from numerics.li2.two_layer import center, one_hot_labels
 from theory.derivation import Derivation
-from theory.ridge import derive_ridge_fixed_point, reduced_product
-from verify.arrays import eye, inv, transpose
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from theory.li2.ridge import derive_ridge_fixed_point, reduced_product
+from verify import (
+    SEED,
+    Assumption,
+    Claim,
     Evidence,
+    IntRange,
+    LogUniform,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
     compare_cases,
+    conditioned,
+    draw,
+    register,
     symbolic_identity,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, IntRange, LogUniform, draw
-from verify.step_ladders import cached
-from verify.tolerances import conditioned, unit_roundoff
+from verify.arrays import eye, inv, transpose
+from verify.claims.li2 import PAPER
 
 # --- the paper's formulas (sympy matrices and torch tensors alike) ---------------------------
 

@@ -20,18 +20,27 @@ import sympy as sp
 import torch
 
 from numerics.activations import activation
-from numerics.group_task import GroupTask, dense_inputs, group_energy, group_task
-from numerics.landscape import ascend_sphere
-from numerics.two_layer import center
-from theory.finite_group import FiniteGroup
-from theory.group_energy import exact_full_cross
-from verify.claim import Assumption, Claim, NegativeControl
+from numerics.li2.group_task import GroupTask, dense_inputs, group_energy, group_task
+from numerics.li2.landscape import ascend_sphere
+from numerics.li2.two_layer import center
+from theory.groups.finite_group import FiniteGroup
+from theory.li2.group_energy import exact_full_cross
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    register,
+    roundoff,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import roundoff, unit_roundoff
+from verify.claims.li2._groups import build_group
 
 #: :math:`\sigma(x)=x` (``numerics.activations`` has no identity activation).
 

@@ -3,7 +3,7 @@ With :math:`V(0) = 0` the :math:`O(\alpha)` terms of Eq. 3 vanish, so
 :math:`G_F(t) = t\tilde Y\tilde Y^\top\tilde F + O(t^2)`.
 
 Routes: the exact series of :math:`G_{\tilde F}(t)` (sympy, Picard iteration of the flow,
-:math:`\eta` symbolic; :func:`theory.stage1_expansion.derive_small_time_series`) at
+:math:`\eta` symbolic; :func:`theory.li2.stage1_expansion.derive_small_time_series`) at
 :math:`V_0 = 0` against the stated terms through :math:`t^1` (derived vs stated), and its
 :math:`t^2` coefficient at a small size (a figure: nonzero, so :math:`O(t^2)` is sharp); the
 remainder :math:`\|G_F(t) - t\tilde Y\tilde Y^\top\tilde F\|` from the RK4 flow with autograd
@@ -21,15 +21,21 @@ from collections.abc import Iterator
 import numpy as np
 import sympy as sp
 
-from numerics.two_layer import center
-from theory.stage1_expansion import derive_small_time_series
+from numerics.li2.two_layer import center
+from theory.li2.stage1_expansion import derive_small_time_series
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Run,
+    cached,
+    register,
+    symbolic_identity,
+)
 from verify.arrays import transpose
-from verify.claim import Assumption, Claim, NegativeControl
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.stage1_checks import (
+from verify.claims.li2._stage1 import (
     grid,
     mean_time_unit,
     record_data_assumptions,
@@ -37,7 +43,6 @@ from verify.stage1_checks import (
     series_derivation,
     small_time_problems,
 )
-from verify.step_ladders import cached
 
 
 def stated_zero_init(Ft, Yt, t):

@@ -1,7 +1,7 @@
 r"""li2.sec6-deep: §6, the extension to deeper networks (Eq. 11; claims, no theorem).
 
 Network :math:`F_l=\sigma(F_{l-1}W_l)` (or the code's residual :math:`\sigma(F_{l-1}(I+W_l))`),
-:math:`\hat Y=F_LV`, :math:`G_l=G_{F_l}` (:mod:`numerics.deep_group_network`). §6:
+:math:`\hat Y=F_LV`, :math:`G_l=G_{F_l}` (:mod:`numerics.li2.deep_group_network`). §6:
 :math:`G_{L-1}=D_LG_LW_L^\top=(D_L\tilde Y\tilde Y^\top D_L)F_{L-1}(W_LW_L^\top)\approx
 D_L\tilde Y\tilde Y^\top D_LF_{L-1}` "using :math:`W_LW_L^\top\approx I` for random
 :math:`W_L`"; learning proceeds bottom-up; in a residual network :math:`G_{{\rm res},1}=\sum_lG_l`
@@ -29,7 +29,7 @@ Stage-II top gradient :math:`G_L=\tilde Y\tilde Y^\top F_L`, i.e. the gradient o
 
 and over training (Adam, ReLU, 3 layers, plain and residual): the epoch at which each layer's
 irrep purity has covered a fixed fraction of the way from its initial value to 1
-(:func:`numerics.deep_group_network.rise_epochs`); bottom-up means the lowest layer's comes first,
+(:func:`numerics.li2.deep_group_network.rise_epochs`); bottom-up means the lowest layer's comes first,
 then the next. A layer that never gets there within the budget is censored: its time is later
 than the budget, which decides an order only against an observed time.
 """
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from numerics.activations import activation as activation_by_name
-from numerics.deep_group_network import (
+from numerics.li2.deep_group_network import (
     HOMOGENEITY,
     DeepConfig,
     DeepGroupTrainer,
@@ -57,28 +57,31 @@ from numerics.deep_group_network import (
     rise_epochs,
 )
 from numerics.errors import Diverged
-from numerics.grokking_time import grokking_times
-from numerics.group_task import group_task
-from numerics.group_trainer import Hyper
+from numerics.li2.grokking_time import grokking_times
+from numerics.li2.group_task import group_task
+from numerics.li2.group_trainer import Hyper
 from numerics.optimizers import OptimizerSpec
-from numerics.train_splits import random_splits
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.error_trends import fit_trend, trend_evidence
-from verify.evidence import (
+from numerics.li2.train_splits import random_splits
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
+    cached,
     compare,
     compare_cases,
+    fit_trend,
+    register,
+    roundoff,
+    trend_evidence,
     undecided,
 )
-from verify.named_groups import build_group, float_projectors
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.tolerances import roundoff
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group, float_projectors
 
 # --- the paper's statements ---------------------------------------------------------------------
 

@@ -3,9 +3,9 @@ grokking time, as fitted log-log slopes over seeds.
 
 Routes. The paper's predictions, written as signs of :math:`\partial\log t/\partial\log x`
 (and a slope of :math:`-1` for weight decay) (stated); batched full-batch training of the
-two-layer network on :math:`\mathbb Z_M` (:class:`numerics.group_trainer.GroupTrainer`,
+two-layer network on :math:`\mathbb Z_M` (:class:`numerics.li2.group_trainer.GroupTrainer`,
 measured) with the author's Adam: the grokking time :math:`t_a` (first logged epoch with test
-accuracy :math:`\ge a`, :math:`a\in\{0.5, 0.99\}`, :mod:`numerics.grokking_time`) along one
+accuracy :math:`\ge a`, :math:`a\in\{0.5, 0.99\}`, :mod:`numerics.li2.grokking_time`) along one
 geometric grid per factor, every other factor at a base point (a star design; the base
 configuration is shared). The weight-decay law is also checked under heavy-ball gradient
 descent (the code's ``sgd``), the dynamics the §7 argument is derived for. Each seed's slope is
@@ -17,7 +17,7 @@ Decisions. A sign is confirmed when the whole interval lies on the stated side o
 when it lies on the other side, undecided when it contains 0. The weight-decay slope uses
 :func:`verify.error_trends.trend_evidence` (``bound="exact"``, slack 0.2). Censored runs (no
 grokking within the budget) enter with the budget as a lower bound of their time; the slope is
-then a one-sided bound (:func:`numerics.grokking_time.censoring_side`), used only on the side it
+then a one-sided bound (:func:`numerics.li2.grokking_time.censoring_side`), used only on the side it
 bounds: a decision the bound does not support is undecided, never guessed.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
-from numerics.grokking_time import (
+from numerics.li2.grokking_time import (
     EXACT,
     LOWER,
     UPPER,
@@ -38,17 +38,28 @@ from numerics.grokking_time import (
     grokking_times,
     train_until,
 )
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
-from numerics.train_splits import train_count
-from verify.claim import Assumption, Claim, NegativeControl
+from numerics.li2.train_splits import train_count
+from verify import (
+    TREND_SLACK,
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    TrendFit,
+    cached,
+    fit_trend,
+    register,
+    to_json_value,
+    trend_evidence,
+    undecided,
+)
 from verify.claims.li2 import PAPER
-from verify.error_trends import TREND_SLACK, TrendFit, fit_trend, trend_evidence
-from verify.evidence import Evidence, Route, Tolerance, to_json_value, undecided
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
+from verify.claims.li2._groups import build_group
 
 # --- the paper's predictions (§7 table) ---------------------------------------------------------
 

@@ -17,7 +17,7 @@ import sympy as sp
 import torch
 
 from numerics.activations import ACTIVATIONS, Activation, activation
-from numerics.energy import (
+from numerics.li2.energy import (
     ascend,
     energy_gradient,
     gradient_rounding_scale,
@@ -25,27 +25,32 @@ from numerics.energy import (
     stage2_node_update,
 )
 from numerics.random import make_generator, randn
-from numerics.two_layer import center, one_hot_labels
-from theory.energy import (
+from numerics.li2.two_layer import center, one_hot_labels
+from theory.li2.energy import (
     derive_energy_gradient,
     derive_stage2_update,
     freeze_activation,
 )
-from verify.arrays import elementwise, gate, transpose
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from verify import (
+    SEED,
+    Assumption,
+    Choice,
+    Claim,
     Evidence,
+    IntRange,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     compare,
     compare_cases,
+    draw,
+    register,
     symbolic_identity,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, Choice, IntRange, draw
-from verify.tolerances import unit_roundoff
+from verify.arrays import elementwise, gate, transpose
+from verify.claims.li2 import PAPER
 
 # The derivations are pure functions of (sizes, activation) and do not involve the stated
 # forms: the claim and its negative control share one.

@@ -7,57 +7,53 @@ Routes: the paper's node count :math:`K=2\sum_{k\ne0}m_k^2d_k^2`, its bound
 projectors, and the exact least-squares residual of each reading of
 :math:`\mathbf w=[\mathbf u;\pm P\mathbf u]` in :math:`\mathbb Q(\zeta_L)` for small groups,
 plus the least residual any real :math:`[\mathbf u;\pm P\mathbf u]` can reach (derived,
-:mod:`theory.target_reconstruction`); float64 least squares on the network's features for
-larger and non-abelian groups (measured, :mod:`numerics.target_reconstruction`).
+:mod:`theory.li2.target_reconstruction`); float64 least squares on the network's features for
+larger and non-abelian groups (measured, :mod:`numerics.li2.target_reconstruction`).
 
-This module also holds the float node construction shared with ``li2.appA2``
-(:func:`float_nodes`, :func:`complex_projectors`).
+The float node construction shared with ``li2.appA2`` (:func:`float_nodes`) lives in
+:mod:`verify.claims.li2._irrep_nodes`.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import sympy as sp
-import torch
 
-from numerics.group_task import GroupTask, group_task, inversion
-from numerics.target_reconstruction import (
+from numerics.li2.group_task import GroupTask, group_task
+from numerics.li2.target_reconstruction import (
     LeastSquares,
     centre,
     centred_targets,
-    cos_sin_components,
     least_squares,
     node_features,
-    paired_nodes,
-    perturbed,
-    polarisation_vectors,
-    range_basis,
-    square_vectors,
-    symmetric_vectors,
 )
-from theory.finite_group import FiniteGroup
-from theory.irreps import irreps, real_irreps
-from theory.target_reconstruction import (
+from theory.groups.finite_group import FiniteGroup
+from theory.groups.irreps import irreps
+from theory.li2.target_reconstruction import (
     READINGS,
     derive_antisymmetric_residual,
     derive_node_count,
     derive_reconstruction,
 )
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
     compare,
+    conditioned,
+    register,
     symbolic_identity,
     undecided,
+    unit_roundoff,
 )
-from verify.named_groups import build_group, complex_projectors, float_projectors
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import conditioned, unit_roundoff
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group
+from verify.claims.li2._irrep_nodes import _cyclic_powers, float_nodes
 
 # --- the paper's formulas ---------------------------------------------------------------------
 
@@ -86,67 +82,6 @@ def stated_count_bound(M: int, kappa: int) -> int:
 def stated_residual() -> int:
     r"""Thm. 3: :math:`\hat Y=\tilde Y`, i.e. :math:`\|\hat Y-\tilde Y\|=0`."""
     return 0
-
-
-# --- float nodes (shared with li2.appA2) ------------------------------------------------------
-
-
-def _cyclic_powers(G: FiniteGroup) -> torch.Tensor | None:
-    g = next((g for g in range(G.order) if G.element_order(g) == G.order), None)
-    if g is None:
-        return None
-    return torch.tensor([G.power(g, m) for m in range(G.order)])
-
-
-def float_nodes(G: FiniteGroup, task: GroupTask, reading: str,
-                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
-                perturbation: float = 0.1) -> tuple[torch.Tensor, list[int]]:
-    r"""The nodes of ``reading`` (see :data:`theory.target_reconstruction.READINGS`) in
-    floating point: ``(K, 2M)`` rows ``[u; +s]``, ``[u; -s]`` per :math:`\mathbf u`, and the
-    component (irrep or real irrep index) of each row. Bases are orthonormal eigenvectors of
-    the rounded exact projectors; cyclic groups use :math:`\cos,\sin` in the real-exact
-    reading; ``perturbation`` is the relative size of :math:`\mathbf u'-\mathbf u`, drawn
-    from ``generator`` (needed by the perturbed readings only)."""
-    if reading not in READINGS:
-        raise ValueError(f"reading: {reading!r} is not one of {', '.join(READINGS)}")
-    if "perturbed" in reading and generator is None:
-        raise ValueError(f"generator: the reading {reading!r} draws its perturbations from a "
-                         f"torch.Generator")
-    dev = task.device
-    blocks, labels = [], []
-    if reading.startswith("complex"):
-        P = complex_projectors(G, dev, dtype)
-        for k in range(1, P.shape[0]):
-            U = polarisation_vectors(range_basis(P[k]))
-            S = inversion(U.conj() if reading == "complex-conjugate" else U, task)
-            blocks.append(paired_nodes(U, S))
-            labels += [k] * (2 * U.shape[0])
-        return torch.cat(blocks), labels
-    P = float_projectors(G, dev, dtype)
-    powers = _cyclic_powers(G)
-    cos_sin = cos_sin_components(powers.to(dev), dtype) if powers is not None else None
-    types = [r.type for r in real_irreps(G)]
-    for j in range(1, P.shape[0]):
-        B = range_basis(P[j])
-        if reading == "real-exact":
-            U = _matching(cos_sin, B).T if cos_sin is not None else symmetric_vectors(B)
-            S = inversion(U, task)
-        else:
-            U = square_vectors(B)
-            if reading == "real-perturbed-complex-count" and types[j] == "C":
-                U = U[:U.shape[0] // 2]
-            S = inversion(perturbed(U, B, perturbation, generator), task)
-        blocks.append(paired_nodes(U, S))
-        labels += [j] * (2 * U.shape[0])
-    return torch.cat(blocks), labels
-
-
-def _matching(components: list[torch.Tensor], B: torch.Tensor) -> torch.Tensor:
-    """The cos/sin columns whose span is the range of ``B`` (the same real component)."""
-    for C in components:
-        if C.shape[1] == B.shape[1] and (B @ (B.T @ C) - C).norm() < 1e-6 * C.norm():
-            return C
-    raise ValueError("B: no frequency of the cyclic group spans this component")
 
 
 def fit(G: FiniteGroup, name: str, reading: str, run: Run, nodes: int | None = None

@@ -3,7 +3,7 @@ energy, and the facts of its proof (App. A.3).
 
 Routes.
 
-* Symbolic (:mod:`theory.sample_complexity`, from the Bernoulli sampling model): the
+* Symbolic (:mod:`theory.li2.sample_complexity`, from the Bernoulli sampling model): the
   Horvitz-Thompson mean, :math:`\mathbb E w_h` and :math:`\mathbb E w_h^2` (so
   :math:`\mathbb E\hat{\mathsf A}` and :math:`\mathbb E\hat{\mathsf A}^{(2)}`, Eq. 29), the
   vertex slope, the :math:`d_a` scaling of the vertex condition and the ratio it implies.
@@ -16,23 +16,22 @@ Routes.
   beside the landscape thresholds and the code's :math:`2.7482\ln M/M`.
 
 The slope helper :func:`replicate_trend` (an order fitted per replicate on any grid, with a
-t-interval over replicates) is shared with ``li2.fig5``.
+t-interval over replicates), shared with ``li2.fig5``, lives in
+:mod:`verify.claims.li2._replicate_trend`; ``li2.fig5``'s runs and the code's line in
+:mod:`verify.claims.li2._phase_transition`.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
-import numpy as np
 import sympy as sp
 import torch
-from scipy import stats
 
-from numerics.random import make_generator
-from numerics.subsampled_energy import (
+from numerics.li2.subsampled_energy import (
     cyclic_operator_deviation,
     horvitz_thompson,
     pair_activations,
@@ -41,29 +40,32 @@ from numerics.subsampled_energy import (
     vertex_thresholds,
     weighted_gram,
 )
-from theory import sample_complexity as sc
-from theory.finite_group import FiniteGroup
-from theory.group_energy import irrep_points, paper_form
-from theory.irreps import irreps
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.error_trends import LEVEL, TrendFit, fit_trend, order_along, trend_evidence
-from verify.evidence import (
+from numerics.random import make_generator
+from theory.groups.finite_group import FiniteGroup
+from theory.groups.irreps import irreps
+from theory.li2 import sample_complexity as sc
+from theory.li2.group_energy import irrep_points, paper_form
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_most,
+    cached,
     compare,
+    fit_trend,
+    order_along,
+    register,
     symbolic_identity,
+    trend_evidence,
 )
-from verify.named_groups import build_group, float_projectors
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-
-#: The code's critical_ratio_multiplier (catalogue §6.1): p = 2.7482 ln M / M.
-CODE_C = 2.7482
-
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group, float_projectors
+from verify.claims.li2._phase_transition import CODE_C, FIG5_PARAMETERS, phase_points
+from verify.claims.li2._replicate_trend import replicate_trend, stated_order
 
 # --- the paper's statements -------------------------------------------------------------------
 
@@ -111,39 +113,6 @@ def stated_threshold_scale(M):
 
 
 # --- shared helpers ------------------------------------------------------------------------------
-
-def replicate_trend(sizes: Sequence[float], h: Sequence[float], values: Any,
-                    level: float = LEVEL) -> TrendFit:
-    r"""The order of ``values`` (replicates x grid points, positive) in ``h`` on any grid:
-    each replicate's least-squares slope of :math:`\log v` on :math:`\log h`, their mean and a
-    Student-t interval over replicates (the convention of :mod:`verify.error_trends`, whose
-    :func:`~verify.error_trends.fit_trend` needs a geometric grid). ``h`` goes to 0 along the
-    grid (``limit = "zero"``)."""
-    v = np.asarray(values, dtype=np.float64)
-    x = np.log(np.asarray(h, dtype=np.float64))
-    if v.ndim != 2 or v.shape[1] != x.size or v.shape[0] < 2 or x.size < 2:
-        raise ValueError(f"values: shape {v.shape} must be (>= 2 replicates, {x.size} points)")
-    G = x.size
-    finite = bool(np.all(np.isfinite(v)) and np.all(v > 0))
-    if not finite:
-        nan = (math.nan, math.nan)
-        return TrendFit(np.asarray(sizes, float), np.exp(x), v, np.zeros_like(v),
-                        np.ones(G, bool), np.full(v.shape[0], math.nan), math.nan, nan, level,
-                        "zero")
-    orders = np.array([np.polyfit(x, np.log(row), 1)[0] for row in v])
-    mean = float(orders.mean())
-    half = float(stats.t.ppf(0.5 + level / 2, df=orders.size - 1) * orders.std(ddof=1)
-                 / math.sqrt(orders.size))
-    return TrendFit(np.asarray(sizes, float), np.exp(x), v, np.zeros_like(v), np.ones(G, bool),
-                    orders, mean, (mean - half, mean + half), level, "zero")
-
-
-def stated_order(scale: Callable[[float], float], sizes: Sequence[float],
-                 h: Sequence[float]) -> float:
-    """Least-squares slope of log ``scale(size)`` on log ``h`` over the grid: the order a
-    stated scale predicts, in the convention of :func:`replicate_trend`."""
-    y = np.log([float(scale(float(s))) for s in sizes])
-    return float(np.polyfit(np.log(np.asarray(h, float)), y, 1)[0])
 
 
 def _normal_quantile(alpha: float, comparisons: int) -> float:
@@ -419,10 +388,9 @@ def _landscape(run: Run) -> Iterator[Evidence]:
 def _network(run: Run) -> None:
     if not run.params["network"]:
         return
-    from verify.claims.li2 import fig5  # imported here: fig5 imports this module
-    spec = fig5.CLAIM.parameters[run.fidelity]
-    points = fig5.phase_points(run, spec["panels"]["cyclic"], spec["training"],
-                               spec["multipliers"])
+    spec = FIG5_PARAMETERS[run.fidelity]
+    points = phase_points(run, spec["panels"]["cyclic"], spec["training"],
+                          spec["multipliers"])
     land = {n: landscape_thresholds(run, n, True) for n in run.params["landscape"]["groups"]}
     run.figure("network vs landscape vs the code's line", {
         pt["group"]: {"network p*": pt["p_star"], "network status": pt["p_star_status"],

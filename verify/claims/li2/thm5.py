@@ -33,13 +33,13 @@ import sympy as sp
 import torch
 
 from numerics.activations import Activation
-from numerics.energy import (
+from numerics.li2.energy import (
     energy,
     energy_rounding_scale,
     gradient_rounding_scale,
     sphere_smoothness_bound,
 )
-from numerics.memorisation import (
+from numerics.li2.memorisation import (
     SingleTargetData,
     ascend_energy,
     canonical_sign,
@@ -56,32 +56,38 @@ from numerics.memorisation import (
     split_coordinates,
     strict_maximum,
 )
+from numerics.li2.two_layer import center
 from numerics.random import make_generator, randn
-from numerics.two_layer import center
 from theory.derivation import Derivation
-from theory.energy import freeze_activation, sigma
-from theory.memorisation import (
+from theory.li2.energy import freeze_activation, sigma
+from theory.li2.memorisation import (
     derive_phi,
     derive_power_family,
     derive_single_target_energy,
     derive_vertex_maxima,
 )
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.claims.li2.lemma5 import active_threshold, optimise_reduced, sigma_positive
-from verify.evidence import (
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_most,
     compare,
+    register,
     symbolic_identity,
     undecided,
+    unit_roundoff,
 )
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import unit_roundoff
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group
+from verify.claims.li2._reduced_memorisation import (
+    active_threshold,
+    optimise_reduced,
+    sigma_positive,
+)
 
 #: Thm. 5's list: powers x^q (q >= 2) focused; ReLU, SiLU, tanh, sigmoid spreading.
 PAPER_ACTIVATIONS = ("x^2", "x^3", "x^4", "relu", "silu", "tanh", "sigmoid")
@@ -291,7 +297,7 @@ def _reduction(run: Run, group: str, counts: tuple[int, ...]) -> Iterator[Eviden
     p = [sp.Rational(c, n) for c in counts]
     values = [sigma(e.u[g] + e.v[e.partner[g]]) for g in range(G.order)]
     F = run.stated["objective"](p, values)
-    # Each sigma(u_g + v_b) as its own symbol (theory.energy.freeze_activation): the identity
+    # Each sigma(u_g + v_b) as its own symbol (theory.li2.energy.freeze_activation): the identity
     # is polynomial in them, and a false one gets an exact rational witness.
     stated, derived = freeze_activation([sp.Matrix([sp.expand((n * F) ** 2 / 2)]),
                                          sp.Matrix([e.uncentred])])

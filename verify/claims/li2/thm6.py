@@ -28,8 +28,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.random import make_generator, randn
-from numerics.ridge_inverse import (
+from numerics.li2.ridge_inverse import (
     full_residual_similarity,
     pair_entries,
     ridge_inverse_cholesky,
@@ -41,28 +40,35 @@ from numerics.ridge_inverse import (
     third_party_code_residual_similarity,
     third_party_code_ridge_inverse,
 )
-from numerics.tiny_trainer import train_two_layer
-from numerics.two_layer import center
+from numerics.li2.tiny_trainer import train_two_layer
+from numerics.li2.two_layer import center
+from numerics.random import make_generator, randn
 from theory.derivation import Derivation
-from theory.schur import (
+from theory.li2.schur import (
     derive_ridge_inverse_entry,
     derive_schur_denominator,
     derive_schur_terms,
 )
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.evidence import (
+from verify import (
+    SEED,
+    Assumption,
+    Claim,
     Evidence,
+    IntRange,
+    LogUniform,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     compare,
+    conditioned,
+    draw,
+    register,
     symbolic_identity,
     undecided,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import SEED, IntRange, LogUniform, draw
-from verify.tolerances import conditioned
+from verify.claims.li2 import PAPER
+from verify.claims.li2._sign_rule import flipped_sign, stated_sign
 
 
 def stated_b(alpha, beta, gamma):
@@ -70,20 +76,9 @@ def stated_b(alpha, beta, gamma):
     return -beta / (alpha * gamma - beta**2)
 
 
-def stated_sign(beta):
-    r"""Thm. 6: :math:`\mathrm{sign}(b_{j\ell}) = -\mathrm{sign}(\beta)`, for :math:`\beta \ne 0`
-    (written with ``abs`` so that it runs on sympy and torch alike)."""
-    return -beta / abs(beta)
-
-
 def flipped_b(alpha, beta, gamma):
     """Planted error: the sign of the Schur formula flipped."""
     return beta / (alpha * gamma - beta**2)
-
-
-def flipped_sign(beta):
-    """Planted error: the sign rule flipped."""
-    return beta / abs(beta)
 
 
 SPACE = {"n": IntRange(2, 24), "K": IntRange(2, 24), "eta": LogUniform(1e-4, 10.0),

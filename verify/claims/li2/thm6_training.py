@@ -14,7 +14,7 @@ centred features :math:`\tilde F` give :math:`B=(\tilde F^\top\tilde F+\eta I)^{
   Cholesky solve.
 
 Evidence: the Woodbury error stays within its first-order rounding bound
-:math:`4\max(n,K)u\,(a_W+\kappa)` (:mod:`numerics.repulsion_along_training`) and the two
+:math:`4\max(n,K)u\,(a_W+\kappa)` (:mod:`numerics.li2.repulsion_along_training`) and the two
 stable routes within :math:`4\max(n,K)u\kappa`; signs agree on every pair that bound
 determines (an :math:`\eta` sweep in float32, where the routes part, shows the error growing
 with :math:`\kappa(A)\propto1/\eta`: reported as a figure with its fitted order); the theorem's
@@ -33,8 +33,8 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
-from numerics.group_trainer import GroupTrainer, Hyper, TrainConfig
-from numerics.repulsion_along_training import (
+from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.repulsion_along_training import (
     FeatureSVD,
     RidgeRoutes,
     checkpoint_features,
@@ -44,7 +44,7 @@ from numerics.repulsion_along_training import (
     top_pairs,
     wilson_interval,
 )
-from numerics.ridge_inverse import (
+from numerics.li2.ridge_inverse import (
     full_residual_similarity,
     pair_entries,
     schur_terms,
@@ -52,25 +52,28 @@ from numerics.ridge_inverse import (
     third_party_code_residual_similarity,
     third_party_code_ridge_inverse,
 )
-from numerics.train_splits import train_count
-from verify.arrays import eye, inv, transpose
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.claims.li2.thm6 import flipped_sign, stated_sign
-from verify.error_trends import fit_trend, order_along
-from verify.evidence import (
+from numerics.li2.train_splits import train_count
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
     at_most,
+    cached,
     compare,
+    fit_trend,
+    order_along,
+    register,
     undecided,
 )
-from verify.named_groups import build_group
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
+from verify.arrays import eye, inv, transpose
+from verify.claims.li2 import PAPER
+from verify.claims.li2._groups import build_group
+from verify.claims.li2._sign_rule import flipped_sign, stated_sign
 
 #: The third party's reported statistics (catalogue §7.3), by checkpoint epoch.
 THIRD_PARTY_SEED0_NEGATIVE = {50: 0.83, 100: 0.91, 175: 0.97, 250: 0.97, 300: 0.99}
@@ -227,7 +230,7 @@ def _route_evidence(run: Run, points: list[Checkpoint], sweep: dict[int, list[Ri
                   "4 max(n,K) u_W (a_W + kappa) + 4 max(n,K) u kappa, every checkpoint, "
                   "reading, precision and seed", measured=errors, bound=bounds,
                   tolerance=Tolerance(0.0, "the bound is the first-order rounding analysis of "
-                                           "the two routes (numerics.repulsion_along_training); "
+                                           "the two routes (numerics.li2.repulsion_along_training); "
                                            "nothing is added to it"),
                   parameters=size)
     solved = [c.routes for c in points]

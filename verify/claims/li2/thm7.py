@@ -7,9 +7,9 @@ Routes: the paper's formulas (stated): :math:`\Pi_k=\tfrac{d_k}M\sum_g\overline{
 :math:`\mathcal E_{\mathcal S}=\tfrac M2\sum_{k\ne0,k\notin\mathcal S}\tfrac1{d_k}
 |\sum_r\mathrm{tr}\,\hat S_{k,r}|^2` and "local maxima only on the missing irreps";
 the exact least-squares fit, residual and modified energy in :math:`\mathbb Q(\zeta_L)`
-(:mod:`theory.top_down`) and :math:`Q_kQ_k^*` from Eq. 8 (derived); the float64 fit on the
+(:mod:`theory.li2.top_down`) and :math:`Q_kQ_k^*` from Eq. 8 (derived); the float64 fit on the
 same kind of nodes, the modified energy, and projected ascent of it from random starts
-(:mod:`numerics.top_down`) (measured).
+(:mod:`numerics.li2.top_down`) (measured).
 """
 from __future__ import annotations
 
@@ -21,11 +21,9 @@ from functools import lru_cache
 import sympy as sp
 import torch
 
-from numerics.activations import activation
-from numerics.group_task import GroupTask, group_task
-from numerics.landscape import tangent_spectrum
-from numerics.random import make_generator, randn
-from numerics.top_down import (
+from numerics.li2.group_task import GroupTask, group_task
+from numerics.li2.landscape import tangent_spectrum
+from numerics.li2.top_down import (
     TopLayerFit,
     activation_matrix,
     ascend_modified,
@@ -36,14 +34,15 @@ from numerics.top_down import (
     subset_nodes,
     top_layer_fit,
 )
-from theory.cyclotomic import Cyc
-from theory.finite_group import FiniteGroup
-from theory.group_energy import character_points, irrep_points, paper_form
-from theory.irreps import irreps, real_irreps
-from theory.top_down import (
+from numerics.random import make_generator, randn
+from theory.groups.cyclotomic import Cyc
+from theory.groups.finite_group import FiniteGroup
+from theory.groups.irreps import irreps, real_irreps
+from theory.li2.group_energy import character_points, irrep_points, paper_form
+from theory.li2.top_down import (
     activation_matrix as exact_activation_matrix,
 )
-from theory.top_down import (
+from theory.li2.top_down import (
     block_trace,
     common_field,
     decomposition_projector,
@@ -51,22 +50,30 @@ from theory.top_down import (
     exact_residual,
     power_basis,
 )
-from theory.top_down import (
+from theory.li2.top_down import (
     modified_energy as exact_modified_energy,
 )
-from verify.claim import Assumption, Claim, NegativeControl
+from verify import (
+    Assumption,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare,
+    conditioned,
+    register,
+    roundoff,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.claims.li2 import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.named_groups import build_group, float_projectors
-from verify.registry import register
-from verify.run import Run
-from verify.tolerances import conditioned, roundoff, unit_roundoff
-
-X2 = activation("x2")
-
+from verify.claims.li2._float_irreps import X2, float_decomposition, float_points
+from verify.claims.li2._groups import build_group, float_projectors
 
 # --- the paper's formulas ---------------------------------------------------------------------
-# Exact values are cyclotomic numbers (theory.cyclotomic.Cyc) in nested lists; float values are
+# Exact values are cyclotomic numbers (theory.groups.cyclotomic.Cyc) in nested lists; float values are
 # complex torch tensors. Each formula takes either.
 
 def _conj(x):
@@ -204,51 +211,16 @@ def left_division(G: FiniteGroup) -> list[list[int]]:
 
 
 @lru_cache(maxsize=32)
-def float_decomposition(G: FiniteGroup) -> tuple[torch.Tensor, list[list[list[int]]]]:
-    r"""Eq. 8's unitary :math:`Q` in complex128, column :math:`(k,r,i)` =
-    :math:`\sqrt{d_k/M}\,\overline{U_k(g)_{ir}}` from the float unitary irreps, and per
-    irrep (trivial first) the columns of each copy :math:`r` (for :func:`block_sums`)."""
-    M = G.order
-    cols, blocks = [], []
-    for rep in irreps(G):
-        U = torch.tensor(rep.to_complex(), dtype=torch.complex128)  # (M, d, d)
-        copies = []
-        for r in range(rep.dim):
-            copies.append(list(range(len(cols), len(cols) + rep.dim)))
-            cols.extend(math.sqrt(rep.dim / M) * U[:, i, r].conj() for i in range(rep.dim))
-        blocks.append(copies)
-    return torch.stack(cols, 1), blocks
-
-
-@lru_cache(maxsize=32)
 def float_characters(G: FiniteGroup) -> torch.Tensor:
     """Characters of the nontrivial complex irreps, ``(K, M)`` complex128."""
     return torch.tensor([[complex(x) for x in r.exact_character] for r in irreps(G)[1:]],
                         dtype=torch.complex128)
 
 
-def float_points(G: FiniteGroup) -> tuple[torch.Tensor, list[str], list[int]]:
-    r"""The vertices of Thm. 2's simplex as unit float vectors: :math:`[\mathbf u;\pm P\mathbf u]`
-    with :math:`\mathbf u` a matrix coefficient of each nontrivial real irrep, and
-    :math:`[\chi_k;P\chi_k]` for real irreps of dimension :math:`\ge2`; labels; components."""
-    rows, labels, comps = [], [], []
-    for pt in irrep_points(G):
-        for sign in (1, -1):
-            rows.append([complex(x).real for x in paper_form(G, pt.u, sign)])
-            labels.append(f"{pt.label} of component {pt.component}, {'+' if sign > 0 else '-'}")
-            comps.append(pt.component)
-    for pt in character_points(G):
-        rows.append([complex(x).real for x in paper_form(G, pt.u)])
-        labels.append(f"chi of component {pt.component}")
-        comps.append(pt.component)
-    w = torch.tensor(rows, dtype=torch.float64)
-    return w / w.norm(dim=-1, keepdim=True), labels, comps
-
-
 # --- exact route ------------------------------------------------------------------------------
 
 def _sympy(rows) -> sp.Matrix:
-    """Exact values in the power basis of Q(zeta_L) (:func:`theory.top_down.power_basis`)."""
+    """Exact values in the power basis of Q(zeta_L) (:func:`theory.li2.top_down.power_basis`)."""
     return sp.Matrix([[power_basis(x) for x in row] for row in rows])
 
 

@@ -39,12 +39,12 @@ import sympy as sp
 import torch
 
 from numerics.activations import activation
-from numerics.coupon_collector import collect, collection_time
-from numerics.energy import stage2_node_update
-from numerics.extreme_values import frechet
-from numerics.gaussian_mc import MCEstimate, simultaneous_z
 from numerics.integrators import rk4_step
-from numerics.muon_dynamics import (
+from numerics.li2.coupon_collector import collect, collection_time
+from numerics.li2.energy import stage2_node_update
+from numerics.li2.extreme_values import frechet
+from numerics.li2.gaussian_mc import MCEstimate, simultaneous_z
+from numerics.li2.muon_dynamics import (
     gradient_field,
     initial_nodes,
     joint_field,
@@ -54,36 +54,38 @@ from numerics.muon_dynamics import (
     run_to_vertex,
     sequential_muon,
 )
+from numerics.li2.two_layer import center, one_hot_labels
 from numerics.polar import polar_svd
 from numerics.random import randn
-from numerics.two_layer import center, one_hot_labels
-from theory.coupon_collector import (
+from theory.derivation import Derivation
+from theory.li2.coupon_collector import (
     derive_expected_nodes,
     derive_step_bound,
     integrate_over_time,
     probabilities,
     theta,
 )
-from theory.coupon_collector import q as q_symbol
-from theory.coupon_collector import t as t_symbol
-from theory.derivation import Derivation
-from verify.arrays import exp, gate, transpose
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.li2 import PAPER
-from verify.claims.li2.lemma7 import MIN_COUNT
-from verify.evidence import (
+from theory.li2.coupon_collector import q as q_symbol
+from theory.li2.coupon_collector import t as t_symbol
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_most,
+    cached,
     compare,
+    register,
+    reused_route,
+    roundoff,
     symbolic_identity,
 )
-from verify.registry import register
-from verify.route_reuse import reused_route
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.tolerances import roundoff
+from verify.arrays import exp, gate, transpose
+from verify.claims.li2 import PAPER
+from verify.claims.li2._clt_regime import MIN_COUNT
 
 #: Family-wise probability that the Monte Carlo comparisons reject a true statement.
 FALSE_ALARM = 1e-3

@@ -6,7 +6,7 @@ Routes: the toolkit's reading of the explicit potential (stated: :math:`R = |x|^
 (2-m))`, :math:`\nabla R = \operatorname{sign}(x)|x|^{1-m}/(L(1-m))`, and at :math:`m = 1`
 :math:`R = (|x|\log|x| - |x|)/L`, with :math:`m = q(L-1)/L`); sympy's inverse metric of the
 parameter flow for a symbolic depth and its integrals, and, independently, the sign-pattern
-metric of :func:`theory.reparam_balance.derive_metric_zero_balance` integrated at the special
+metric of :func:`theory.ns.reparam_balance.derive_metric_zero_balance` integrated at the special
 cases (derived); the stated :math:`R''` by autograd against the parameter flow's velocity at
 zero-balance points, and the mirror identity :math:`\nabla R(x_t) - \nabla R(x_0) = G^{q-1}t`
 along the parameter flow on :math:`f(x) = -Gx`, integrated through its blow-up by a time
@@ -21,19 +21,27 @@ from typing import Any
 import sympy as sp
 import torch
 
-from numerics.steepest_flows import ProductFlow, depth_mask
-from theory.legendre import derive_potential_zero_balance
-from theory.metric_exponent import DEPTH, X, derive_zero_balance_metric_any_depth
-from theory.reparam_balance import Q, derive_metric_zero_balance
+from numerics.ns.steepest_flows import ProductFlow, depth_mask
+from theory.ns.legendre import derive_potential_zero_balance
+from theory.ns.metric_exponent import DEPTH, X, derive_zero_balance_metric_any_depth
+from theory.ns.reparam_balance import Q, derive_metric_zero_balance
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    compare_cases,
+    ladder_compare,
+    ladder_tolerance,
+    register,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.arrays import sign
-from verify.claim import Claim, NegativeControl
 from verify.claims.ns import PAPER
-from verify.claims.ns.cor4_12 import fixed_sign_grid, fixed_sign_ladder, velocity_of_x
-from verify.evidence import Evidence, Route, Tolerance, compare_cases, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import ladder_compare, ladder_tolerance
-from verify.tolerances import unit_roundoff
+from verify.claims.ns._fixed_sign_flow import fixed_sign_grid, fixed_sign_ladder, velocity_of_x
 
 
 def _log(x: Any) -> Any:

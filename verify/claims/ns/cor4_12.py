@@ -24,51 +24,44 @@ import sympy as sp
 import torch
 from scipy.integrate import quad
 
-from numerics.blow_up import (
-    LinearObjective,
-    balanced_start,
-    clock_increment_ratio,
-    clocked_trajectory,
-)
 from numerics.errors import Diverged
 from numerics.integrators import integrate
-from numerics.steepest_flows import (
+from numerics.ns.blow_up import balanced_start, clock_increment_ratio
+from numerics.ns.steepest_flows import (
     ProductFlow,
     ProductInverseMetric,
     default_regression,
 )
 from numerics.step_studies import richardson_error
-from theory.legendre import (
+from theory.ns.legendre import (
     BALANCES,
     LAMBDA,
     X0,
     derive_depth_threshold,
     derive_legendre_case,
 )
-from theory.metric_exponent import DEPTH
-from theory.reparam_balance import Q, U
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.claims.ns.thm4_6 import stated_metric_exponent
-from verify.evidence import (
+from theory.ns.metric_exponent import DEPTH
+from theory.ns.reparam_balance import Q, U
+from verify import (
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
     compare_cases,
-    symbolic_identity,
-)
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
-    Grid,
-    cached,
-    grid,
-    ladder,
     order_evidence,
+    register,
     roundoff_floors,
+    symbolic_identity,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.claims.ns import PAPER
+from verify.claims.ns._fixed_sign_flow import fixed_sign_grid, fixed_sign_ladder
+from verify.claims.ns._ladders import Grid
+from verify.claims.ns._metric_exponent import stated_metric_exponent
 
 
 def stated_valid(m):
@@ -83,47 +76,6 @@ def strict_valid(m):
     r"""Planted error (a wrong depth threshold): valid iff :math:`m < 1`, which would exclude
     GF at :math:`L = 2` (the entropy-like case :math:`m = 1`)."""
     return m < 1
-
-
-# --- shared: the fixed-sign parameter flow through its blow-up ---------------------------------
-
-def fixed_sign_grid(axes: dict[str, Any], run: Run) -> Grid:
-    """A (q, L, balance, ...) grid for the fixed-sign runs."""
-    return grid(axes, L_max=max(axes["L"]), dtype=run.dtype, device=run.device)
-
-
-def fixed_sign_ladder(run: Run, G: Grid, p: dict[str, Any]) -> list[torch.Tensor]:
-    r"""The parameter flow on :math:`f(x) = -Gx` (one coordinate per entry) from
-    :math:`w_i = a` (balance ``zero``) or :math:`w_1 = 0`, :math:`w_{i\ge2} = a` (``cor4.8``),
-    integrated in the time-changed variable :math:`\tau \in [0, \tau_{end}]` (RK4, ladder
-    ``p['steps'] * 2^k``, records every ``p['record']`` base steps). Per level, the records
-    ``(R, L_max + 1, B, 1)``: factors, then the clock. Cached: no stated form enters."""
-    keys = ("a", "G", "tau", "steps", "levels", "record")
-    key = (f"ns fixed-sign clocked ladder {G.labels} {[p[k] for k in keys]} {run.dtype} "
-           f"{run.device}")
-
-    def simulate() -> list[torch.Tensor]:
-        a = torch.full((G.size, 1), float(p["a"]), dtype=run.dtype, device=run.device)
-        first_zero = torch.tensor([[lab["balance"] == "cor4.8"] for lab in G.labels],
-                                  device=run.device)
-        W0 = balanced_start(G.mask, a, first_zero)
-        objective = LinearObjective(torch.full_like(a, float(p["G"])))
-        flow = ProductFlow(objective.grad, G.q, G.mask)
-        return ladder(lambda n, every: clocked_trajectory(
-            flow, W0, G.mask, tau=p["tau"], steps=n, record_every=every * p["record"]),
-            p["steps"], p["levels"])
-
-    return cached(key, simulate)
-
-
-def velocity_of_x(W: torch.Tensor, velocity: torch.Tensor) -> torch.Tensor:
-    r""":math:`\dot x = \sum_i \partial x/\partial w_i\,\dot w_i` for :math:`x = \prod_i w_i`
-    (``W`` ``(L_max, ...)``), the partials by reverse-mode autograd of the product map (no
-    formula for :math:`\dot x`; the entries of ``x`` are independent, so the gradient of their
-    sum gives every partial)."""
-    W = W.detach().requires_grad_(True)
-    (partials,) = torch.autograd.grad(W.prod(0).sum(), W)
-    return (partials * velocity).sum(0)
 
 
 def _case(label: dict[str, Any]):

@@ -5,10 +5,10 @@ review 1's two objections (catalogue §7, questions 1 and 2).
 
 Routes: the public description's ordering "smaller q gives larger mu" (stated, a sign of
 :math:`\partial\mu/\partial q`, for every :math:`\lambda > 0`); sympy's infimum of the inverse
-metric derived from the parameter flow (:mod:`theory.coercivity`, derived); the minimum over a
+metric derived from the parameter flow (:mod:`theory.ns.coercivity`, derived); the minimum over a
 grid :math:`|x| \le 10` of the inverse metric measured as :math:`-\dot x` of the parameter flow
 at unit gradient (forward-mode autograd) at points of the balance manifold found by bisection
-(:mod:`numerics.balance_manifold`, measured), also at perturbed initialisations.
+(:mod:`numerics.ns.balance_manifold`, measured), also at perturbed initialisations.
 """
 from __future__ import annotations
 
@@ -20,25 +20,27 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.balance_manifold import factors_on_manifold, measured_inverse_metric
-from numerics.steepest_flows import balance_offsets
-from theory.coercivity import LAM, derive_coercivity, derive_perturbed_coercivity
-from theory.reparam_balance import Q
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import (
+from numerics.ns.balance_manifold import factors_on_manifold, measured_inverse_metric
+from numerics.ns.steepest_flows import balance_offsets
+from theory.ns.coercivity import LAM, derive_coercivity, derive_perturbed_coercivity
+from theory.ns.reparam_balance import Q
+from verify import (
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
+    cached,
     compare,
     compare_cases,
+    register,
     symbolic_identity,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import Grid, cached, grid
-from verify.tolerances import unit_roundoff
+from verify.claims.ns import PAPER
+from verify.claims.ns._ladders import Grid, grid
 
 
 def stated_ordering(lam):

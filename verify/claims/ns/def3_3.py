@@ -15,33 +15,35 @@ import sympy as sp
 import torch
 
 from numerics.integrators import integrate
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     ProductFlow,
     default_regression,
     factors_from_balance,
 )
 from numerics.step_studies import sign_changes
-from theory.reparam_balance import (
+from theory.ns.reparam_balance import (
     Q,
     derive_balance_exponent,
     product_flow,
     sign_patterns,
 )
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Run,
     cached,
-    grid,
     ladder,
     ladder_compare,
     ladder_tolerance,
     level_errors,
     order_evidence,
+    register,
     roundoff_floors,
+    symbolic_identity,
 )
+from verify.claims.ns import PAPER
+from verify.claims.ns._ladders import grid
 
 
 def stated_balance(m, w):

@@ -17,26 +17,30 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from theory.reparam_balance import (
+from theory.ns.reparam_balance import (
     A_INT,
     Q,
     derive_balance_exponent,
     derive_decoupled_balance,
 )
-from verify.claim import Claim, NegativeControl
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Run,
+    ladder_compare,
+    ladder_tolerance,
+    register,
+    symbolic_identity,
+)
 from verify.claims.ns import PAPER
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
-    MODES,
-    Grid,
+from verify.claims.ns._ladders import (
     chattering,
     decay_integral,
     gradient_assumption,
+    Grid,
     grid,
-    ladder_compare,
-    ladder_tolerance,
+    MODES,
     regression_ladder,
 )
 
@@ -117,7 +121,7 @@ def _flow(run: Run) -> Iterator[Evidence]:
                              device=run.device)[None, None, :, None]
             lam = run.stated["constant"](a, q) * mask
             # No decay: factor 1; decoupled, and coupled at q = 2 (the same flow there): the
-            # factor derived in theory.reparam_balance.derive_decoupled_balance.
+            # factor derived in theory.ns.reparam_balance.derive_decoupled_balance.
             factor = torch.ones_like(A) if mode == "none" else decay_factor(q, A)
             tol = ladder_tolerance(Ds, dtype=run.dtype, steps=finest,
                                    scale=float(Ds[-1].abs().max()), what="RK4 ladder of D(t)")

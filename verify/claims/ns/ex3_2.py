@@ -16,31 +16,34 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.decayed_limits import product_tangent
+from numerics.ns.decayed_limits import product_tangent
 from numerics.integrators import integrate
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     MirrorFlow,
     ProductFlow,
     bregman_projection,
     default_regression,
     factors_from_balance,
 )
-from theory.reparam_balance import Q, derive_metric_two_factors
-from verify.arrays import asinh, sqrt
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import Evidence, Tolerance, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
+from theory.ns.reparam_balance import Q, derive_metric_two_factors
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Run,
+    Tolerance,
     cached,
     flow_limits,
     ladder,
     ladder_compare,
     ladder_tolerance,
     limit_evidence,
+    register,
+    symbolic_identity,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.arrays import asinh, sqrt
+from verify.claims.ns import PAPER
 
 
 def stated_hessian(x, delta):

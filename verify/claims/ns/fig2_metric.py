@@ -19,24 +19,32 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.blow_up import LinearObjective, balanced_start, clocked_trajectory
-from numerics.steepest_flows import ProductFlow, ProductInverseMetric
-from theory.legendre import derive_depth_threshold, derive_potential_zero_balance
-from theory.metric_exponent import (
+from numerics.ns.blow_up import LinearObjective, balanced_start, clocked_trajectory
+from numerics.ns.steepest_flows import ProductFlow, ProductInverseMetric
+from theory.ns.legendre import derive_depth_threshold, derive_potential_zero_balance
+from theory.ns.metric_exponent import (
     DEPTH,
     derive_local_exponent,
     derive_zero_balance_metric_any_depth,
 )
-from theory.reparam_balance import Q, U
-from verify.claim import Claim, NegativeControl
+from theory.ns.reparam_balance import Q, U
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    register,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.claims.ns import PAPER
-from verify.claims.ns.cor4_12 import fixed_sign_grid, fixed_sign_ladder, velocity_of_x
-from verify.claims.ns.thm4_6 import stated_metric_exponent
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import Grid, cached
-from verify.tolerances import unit_roundoff
+from verify.claims.ns._fixed_sign_flow import fixed_sign_grid, fixed_sign_ladder, velocity_of_x
+from verify.claims.ns._ladders import Grid
+from verify.claims.ns._metric_exponent import stated_metric_exponent
 
 
 def inverted_exponent(q, L):

@@ -5,9 +5,9 @@ the escape time measured separately (catalogue §4.14, §6 item 6, §7 question 
 Routes: the public description as an ordering in q (stated: arc length, escape time and the
 escape time's growth as a -> 0 all increase with q); the toolkit's escape time from the
 balance law and from the mirror map, its a -> 0 law and the arc length of the balance curve
-(derived, :mod:`theory.escape_time`, evaluated by 20-digit quadrature); the parameter flow
+(derived, :mod:`theory.ns.escape_time`, evaluated by 20-digit quadrature); the parameter flow
 integrated in relative time with the event located inside the step, on a step-halving ladder
-(measured, :mod:`numerics.escape`), for a frozen gradient and on regression.
+(measured, :mod:`numerics.ns.escape`), for a frozen gradient and on regression.
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator, Sequence
 import sympy as sp
 import torch
 
-from numerics.escape import EscapeRun, frozen_gradient_escape, loss_fraction_time
-from numerics.steepest_flows import default_regression
-from theory.escape_time import (
+from numerics.ns.escape import EscapeRun, frozen_gradient_escape, loss_fraction_time
+from numerics.ns.steepest_flows import default_regression
+from theory.ns.escape_time import (
     arc_length,
     asymptotic_law,
     closed_form_time,
@@ -30,23 +30,27 @@ from theory.escape_time import (
     escape_time,
     integrand_ratio,
 )
-from theory.reparam_balance import GAMMA
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.error_trends import equally_spaced, geometric_tail, pair_estimates
-from verify.evidence import (
+from theory.ns.reparam_balance import GAMMA
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
     compare_cases,
+    equally_spaced,
+    geometric_tail,
+    pair_estimates,
+    register,
     symbolic_identity,
     undecided,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.tolerances import unit_roundoff
+from verify.claims.ns import PAPER
 
 
 def stated_order(q):
@@ -83,7 +87,7 @@ def _ladder_error(levels: Sequence[torch.Tensor], steps: int, dtype: torch.dtype
 def rate_evidence(quantity: str, a: Sequence[float], T: Sequence[float],
                   rel_error: Sequence[float], L: int, q: float, G: float,
                   parameters: dict) -> Evidence:
-    r"""The measured :math:`a \to 0` law against :func:`theory.escape_time.asymptotic_law`:
+    r"""The measured :math:`a \to 0` law against :func:`theory.ns.escape_time.asymptotic_law`:
     the last pair's slope of :math:`\log T` (power, bounded: the exponent of :math:`1/a`) or
     of :math:`T` (log: the coefficient of :math:`\log(1/a)`) in :math:`\log(1/a)`. Tolerance:
     twice the geometric tail of the pair estimates (the finite-a bias) plus the ladder error

@@ -17,7 +17,7 @@ import sympy as sp
 import torch
 
 from numerics.integrators import integrate
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     ProductFlow,
     SeparableQuadratic,
     default_regression,
@@ -25,7 +25,7 @@ from numerics.steepest_flows import (
     steepest_descent,
 )
 from numerics.step_studies import sign_changes
-from theory.reparam_balance import (
+from theory.ns.reparam_balance import (
     A_INT,
     ALPHA,
     GAMMA,
@@ -37,28 +37,35 @@ from theory.reparam_balance import (
     magnitudes,
     product_flow,
 )
-from verify.arrays import exp
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
-    MODES,
-    Grid,
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
     cached,
-    decay_integral,
-    gradient_assumption,
-    grid,
+    compare,
     ladder,
     ladder_compare,
     ladder_tolerance,
     level_errors,
     order_evidence,
-    regression_ladder,
+    register,
     roundoff_floors,
+    symbolic_identity,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.arrays import exp
+from verify.claims.ns import PAPER
+from verify.claims.ns._ladders import (
+    decay_integral,
+    gradient_assumption,
+    Grid,
+    grid,
+    MODES,
+    regression_ladder,
+)
 
 
 def stated_power(q):

@@ -7,7 +7,7 @@ accelerated time :math:`\tilde t_1 = t_1/\log(1/a) \to 1/\|\nabla L(0)\|_\infty`
 Routes: the paper's mirror map :math:`\tfrac12\operatorname{arcsinh}(\beta/a^2)` and first
 jump time (stated); sympy from the gradient flow on :math:`(u, v)`: the mirror map, the
 frozen-gradient jump time and its limit, and the :math:`O(1/\log(1/a))` offset of a
-coordinate whose gradient falls linearly (derived, :func:`theory.escape_time.
+coordinate whose gradient falls linearly (derived, :func:`theory.ns.escape_time.
 derive_first_jump`); RK4 gradient flow on the catalogue's regression problem with the jump
 located inside the step, at decreasing :math:`a` on a step-halving ladder (measured).
 """
@@ -20,25 +20,28 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.escape import Jump, first_jump_time
-from numerics.steepest_flows import Regression, default_regression
-from theory.escape_time import BETA, G0, A, H, derive_first_jump
-from verify.arrays import asinh
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.error_trends import equally_spaced, geometric_tail
-from verify.evidence import (
+from numerics.ns.escape import Jump, first_jump_time
+from numerics.ns.steepest_flows import Regression, default_regression
+from theory.ns.escape_time import BETA, G0, A, H, derive_first_jump
+from verify import (
+    Assumption,
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
+    equally_spaced,
+    geometric_tail,
+    register,
     symbolic_identity,
     undecided,
+    unit_roundoff,
 )
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.tolerances import unit_roundoff
+from verify.arrays import asinh
+from verify.claims.ns import PAPER
 
 
 def stated_mirror_map(beta, a):

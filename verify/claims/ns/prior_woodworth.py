@@ -18,30 +18,32 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     DifferenceOfPowersFlow,
     bregman_projection,
     default_regression,
     min_norm_solutions,
 )
-from theory.reparam_balance import (
+from theory.ns.reparam_balance import (
     Q,
     derive_metric_two_factors,
     derive_woodworth_depth2,
     derive_woodworth_depth_D,
 )
-from verify.arrays import asinh, sqrt
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import Evidence, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Run,
     cached,
     flow_limits,
     limit_evidence,
+    register,
+    symbolic_identity,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.arrays import asinh, sqrt
+from verify.claims.ns import PAPER
 
 
 def stated_q(z):

@@ -22,7 +22,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.decayed_limits import (
+from numerics.ns.decayed_limits import (
     SmoothedSignFlow,
     adaptive_rest,
     balanced_factors,
@@ -32,10 +32,10 @@ from numerics.decayed_limits import (
     sparsity,
     switching_gradient,
 )
+from numerics.ns.steepest_flows import ProductFlow, depth_mask
 from numerics.penalised_least_squares import box_least_squares, lasso, power_penalised
-from numerics.steepest_flows import ProductFlow, depth_mask
-from theory.reparam_balance import ALPHA, Q
-from theory.weight_decay_regularizer import (
+from theory.ns.reparam_balance import ALPHA, Q
+from theory.ns.weight_decay_regularizer import (
     CELL_DECAYS,
     CELL_DEPTHS,
     CELL_QS,
@@ -45,9 +45,21 @@ from theory.weight_decay_regularizer import (
     derive_table_cells,
     regularizer_type,
 )
-from verify.claim import Claim, NegativeControl
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    cached,
+    compare,
+    register,
+    symbolic_identity,
+    unit_roundoff,
+)
 from verify.claims.ns import PAPER
-from verify.claims.ns.thm4_14 import (
+from verify.claims.ns._weight_decay_limits import (
     LIMITS_FULL,
     LIMITS_QUICK,
     SIGN_KEYS,
@@ -61,17 +73,6 @@ from verify.claims.ns.thm4_14 import (
     sign_tolerance,
     simulate_sign_ladder,
 )
-from verify.evidence import (
-    Evidence,
-    Route,
-    Tolerance,
-    compare,
-    symbolic_identity,
-)
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
-from verify.tolerances import unit_roundoff
 
 #: Roundoff of a log-log slope of an exact power law over a few decades (as in ns.thm4.6).
 SLOPE_ROUNDOFF = 1e3
@@ -359,8 +360,9 @@ def _smoothed_coupled(run: Run, problem: Problem, figures: dict[str, Any]) -> Ev
 
 def sign_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]], p: dict[str, Any],
                 stream: str, settle: float) -> SignLimit:
-    """:func:`verify.claims.ns.thm4_14.simulate_sign_ladder` for the table's cells with the
-    settle time ``settle``, drawn from this claim's run; cached (no stated form enters)."""
+    """:func:`verify.claims.ns._weight_decay_limits.simulate_sign_ladder` for the table's cells
+    with the settle time ``settle``, drawn from this claim's run; cached (no stated form
+    enters)."""
     key = f"ns.table1 {stream} {cells} {settle} {[p[k] for k in SIGN_KEYS]} " \
           f"{run.seed_for(stream)} {run.dtype} {run.device}"
     return cached(key, lambda: simulate_sign_ladder(

@@ -4,8 +4,8 @@ r"""ns.thm4.2: convergence of separable steepest mirror flows under inverse
 Routes: the theorem's bound and rate as the toolkit reads the public description (stated:
 :math:`\int_0^\infty\|\nabla f\|^2dt \le B^{2-q}\Delta/\mu` and the linear rate
 :math:`2\alpha\mu B^{q-2}`; the summaries' own formula was not available); sympy's derivation
-from the flow (:mod:`theory.mirror_convergence`, derived); RK4 on a step-halving ladder of the
-flows with their gradient integrals carried in the state (:mod:`numerics.gradient_integrals`,
+from the flow (:mod:`theory.ns.mirror_convergence`, derived); RK4 on a step-halving ladder of the
+flows with their gradient integrals carried in the state (:mod:`numerics.ns.gradient_integrals`,
 measured), for a scaled Euclidean :math:`R = \|x\|^2/(2\mu)` and for :math:`R_{L_p,L}` (the
 parameter flow of :math:`x = \prod_iw_i` from Cor. 4.8's initialisation, with Cor. 4.8's
 :math:`\mu`), on a diagonal quadratic and on a convex, not strongly convex quartic.
@@ -28,13 +28,13 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.balance_manifold import measured_inverse_metric
-from numerics.gradient_integrals import SeparablePower, WithGradientIntegrals
+from numerics.ns.balance_manifold import measured_inverse_metric
+from numerics.ns.gradient_integrals import SeparablePower, WithGradientIntegrals
 from numerics.integrators import integrate
-from numerics.steepest_flows import ProductFlow
+from numerics.ns.steepest_flows import ProductFlow
 from numerics.step_studies import sign_changes
-from theory.coercivity import LAM, derive_coercivity
-from theory.mirror_convergence import (
+from theory.ns.coercivity import LAM, derive_coercivity
+from theory.ns.mirror_convergence import (
     ALPHA,
     DELTA,
     E0,
@@ -47,31 +47,29 @@ from theory.mirror_convergence import (
     derive_quartic,
     derive_rates,
 )
-from theory.reparam_balance import Q
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import (
+from theory.ns.reparam_balance import Q
+from verify import (
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
     at_least,
     at_most,
+    cached,
     compare,
     compare_cases,
-    symbolic_identity,
-    undecided,
-)
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
-    Grid,
-    cached,
-    grid,
     ladder,
     order_evidence,
+    register,
     roundoff_floors,
+    symbolic_identity,
+    undecided,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.claims.ns import PAPER
+from verify.claims.ns._ladders import Grid, grid
 
 
 def stated_integral_bound(delta, mu, b, q):
@@ -103,7 +101,7 @@ RESOLVED = 1e-2
 
 @cache
 def cor48_mu(L: int, q: float, lam: float) -> float:
-    """Cor. 4.8's mu derived in :mod:`theory.coercivity`, rounded once."""
+    """Cor. 4.8's mu derived in :mod:`theory.ns.coercivity`, rounded once."""
     return float(derive_coercivity(L).result.mu.subs(
         {Q: sp.nsimplify(q), LAM: sp.nsimplify(lam)}).evalf(30))
 

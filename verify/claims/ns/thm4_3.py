@@ -4,7 +4,7 @@ weight decay does to it.
 
 Routes: the public description encoded as an order rule (stated: a coordinate with :math:`k`
 vanishing factors is a saddle of order :math:`k`; with weight decay no point of :math:`S` is a
-saddle); sympy with a symbolic :math:`f` (derived, :mod:`theory.saddles`); torch float64
+saddle); sympy with a symbolic :math:`f` (derived, :mod:`theory.ns.saddles`); torch float64
 autograd at random points of :math:`S` with the catalogue's regression :math:`f` (measured:
 gradient, Hessian and its eigenvalues, the directional derivatives
 :math:`\tfrac{d^j}{dt^j}F(w+tv)`, and the same for :math:`F + \tfrac\alpha2\|w\|^2`).
@@ -19,9 +19,9 @@ import numpy as np
 import sympy as sp
 import torch
 
-from numerics.steepest_flows import Regression, default_regression
+from numerics.ns.steepest_flows import Regression, default_regression
 from theory.derivation import Derivation
-from theory.saddles import (
+from theory.ns.saddles import (
     ALPHA,
     DecayBlock,
     G,
@@ -29,17 +29,23 @@ from theory.saddles import (
     derive_block,
     derive_decay_block,
 )
-from theory.saddles import factors as factor_symbols
-from verify.claim import Assumption, Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import Evidence, Route, Tolerance, compare, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.sampling import Choice
-from verify.step_ladders import (
+from theory.ns.saddles import factors as factor_symbols
+from verify import (
+    Assumption,
+    Choice,
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
     cached,
+    compare,
+    register,
+    symbolic_identity,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.claims.ns import PAPER
 
 
 def stated_order(k):
@@ -62,7 +68,7 @@ def stated_decay_saddle(L, alpha_over_g):
 
 @cache
 def _block_derivation(L: int, zeros: tuple[int, ...]) -> Derivation:
-    """:func:`theory.saddles.derive_block`, derived once per process (a pure function of
+    """:func:`theory.ns.saddles.derive_block`, derived once per process (a pure function of
     ``L`` and ``zeros``: the control's run and the decay claim reuse it)."""
     return derive_block(L, zeros)
 
@@ -73,7 +79,7 @@ def _block(L: int, zeros: tuple[int, ...]) -> SaddleBlock:
 
 @cache
 def _decay_block_derivation(L: int) -> Derivation:
-    """:func:`theory.saddles.derive_decay_block` on factors 1, 2, derived once per process."""
+    """:func:`theory.ns.saddles.derive_decay_block` on factors 1, 2, derived once per process."""
     return derive_decay_block(L, (0, 1))
 
 

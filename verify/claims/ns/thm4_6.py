@@ -21,7 +21,7 @@ import sympy as sp
 import torch
 
 from numerics.integrators import integrate
-from numerics.steepest_flows import (
+from numerics.ns.steepest_flows import (
     MirrorFlow,
     ProductFlow,
     ProductInverseMetric,
@@ -32,36 +32,34 @@ from numerics.steepest_flows import (
     product_velocity,
 )
 from numerics.step_studies import sign_changes
-from theory.reparam_balance import (
+from theory.ns.reparam_balance import (
     Q,
     derive_metric_two_factors,
     derive_metric_zero_balance,
 )
-from verify.arrays import sign, sqrt
-from verify.claim import Claim, NegativeControl
-from verify.claims.ns import PAPER
-from verify.evidence import (
+from verify import (
+    Claim,
     Evidence,
+    NegativeControl,
     Route,
+    Run,
     Tolerance,
+    cached,
     compare,
     compare_cases,
-    symbolic_identity,
-)
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import (
-    Grid,
-    cached,
-    gradient_assumption,
-    grid,
     ladder,
     ladder_compare,
     ladder_tolerance,
     order_evidence,
+    register,
     roundoff_floors,
+    symbolic_identity,
+    unit_roundoff,
 )
-from verify.tolerances import unit_roundoff
+from verify.arrays import sign, sqrt
+from verify.claims.ns import PAPER
+from verify.claims.ns._ladders import Grid, gradient_assumption, grid
+from verify.claims.ns._metric_exponent import stated_metric_exponent
 
 
 def stated_drive(g, q):
@@ -74,12 +72,6 @@ def gradient_drive(g, q):
     r"""Planted error: the gradient-flow mirror flow :math:`d\nabla R = -g\,dt` kept for
     every q."""
     return g
-
-
-def stated_metric_exponent(q, L):
-    r"""Metric exponent :math:`m = q(L-1)/L` (the summaries; the catalogue's one copied
-    formula): the power of :math:`|x|` in the inverse metric at zero balance."""
-    return q * (L - 1) / L
 
 
 def stated_hessian_q2_L2(x, delta):

@@ -24,15 +24,15 @@ import sympy as sp
 import torch
 from scipy import stats
 
-from numerics.margin_flows import (
+from numerics.ns.margin_flows import (
     margin_descent,
     max_margin,
     normalised_margin,
     sparse_separable_data,
     support_recovery,
 )
-from numerics.steepest_flows import depth_mask
-from theory.margin_geometry import (
+from numerics.ns.steepest_flows import depth_mask
+from theory.ns.margin_geometry import (
     DEPTH,
     Q,
     derive_direction_alignment,
@@ -41,13 +41,21 @@ from theory.margin_geometry import (
     derive_margin_exponent,
     derive_zero_coordinate_stationarity,
 )
-from verify.claim import Claim, NegativeControl
+from verify import (
+    Claim,
+    Evidence,
+    NegativeControl,
+    Route,
+    Run,
+    Tolerance,
+    at_least,
+    cached,
+    fit_trend,
+    register,
+    symbolic_identity,
+    trend_evidence,
+)
 from verify.claims.ns import PAPER
-from verify.error_trends import fit_trend, trend_evidence
-from verify.evidence import Evidence, Route, Tolerance, at_least, symbolic_identity
-from verify.registry import register
-from verify.run import Run
-from verify.step_ladders import cached
 
 #: The catalogue's "until the loss is below 1e-8": the first level of the grid.
 FIRST_LEVEL = 8 * math.log(10)

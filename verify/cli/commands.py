@@ -1,0 +1,478 @@
+"""Command line: ``python -m verify {list,show,check,stress,history,report,sweep}``.
+
+Also installed as ``theory-verify``.
+
+Exit codes: 0 the run completed (whatever the verdicts); 1 with ``--strict`` when any claim is
+not ``pass``; 2 usage error (one line naming the parameter and what is allowed); 3 internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, NoReturn
+
+from verify import registry
+from verify.claim import FIDELITIES
+from verify.cli.arguments import positive_int
+from verify.metadata import git_revision, package_versions, run_metadata
+from verify.results import key_figure_text, run_record, write_json
+from verify.runner import DTYPES, run_claim
+from verify.store import result_key
+from verify.cli.sweep import add_sweep_parser, cmd_sweep
+
+if TYPE_CHECKING:
+    import torch
+
+EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+PROG = "theory-verify"
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported on one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump, no traceback
+        raise UsageError(message)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer in [0, 2**63)") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{value} is outside [0, 2**63)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Check the claims of learning-dynamics papers.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p_list = sub.add_parser("list", help="list the registered claims")
+    p_list.add_argument("--json", action="store_true", help="print the claims as JSON")
+
+    p_show = sub.add_parser("show", help="show one claim: statement, reading, assumptions")
+    p_show.add_argument("id", help="claim id or alias, e.g. li2.thm6")
+
+    p_check = sub.add_parser("check", help="run claims and write their verdicts as JSON")
+    p_check.add_argument("patterns", nargs="*", metavar="ID",
+                         help="claim ids or globs ('li2.*'); default: every claim")
+    p_check.add_argument("--fidelity", choices=FIDELITIES, default="quick",
+                         help="quick: CPU-sized (default); full: the paper's sizes")
+    p_check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p_check.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
+    p_check.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
+    p_check.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                         help="torch intra-op CPU threads (default: 1 at quick fidelity on "
+                              "the CPU, whose small tensors only wait on each other's threads; "
+                              "torch's own choice otherwise)")
+    p_check.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                         help="run claims in N worker processes (default 1: in this process); "
+                              "each worker gets --threads torch threads (forked on Linux "
+                              "CPU runs, spawned otherwise)")
+    p_check.add_argument("--json", dest="json_path", default="results.json", metavar="PATH",
+                         help="where to write the results (default results.json)")
+    p_check.add_argument("--strict", action="store_true",
+                         help="exit 1 when any claim is not pass")
+    p_check.add_argument("--set", dest="assignments", type=_assignment, action="append",
+                         default=[], metavar="NAME=VALUE",
+                         help="override one of the claim's parameters (repeatable), e.g. "
+                              "--set n=3 --set group=Z4")
+
+    for p in (p_check,):
+        p.add_argument("--store", default=None, metavar="PATH",
+                       help="results database (default: $THEORY_VERIFY_STORE or "
+                            "./theory-verify.sqlite; 'off' disables it)")
+        p.add_argument("--no-store", action="store_true", help="neither read nor write the store")
+        p.add_argument("--force", action="store_true",
+                       help="rerun claims whose result is stored for the same key, and "
+                            "recompute the stored sweep points inside them")
+    p_check.add_argument("--report", default=None, metavar="DIR",
+                         help="also write the report (index.html, report.md) into DIR")
+    p_report = sub.add_parser("report", help="render a report (HTML with MathML and SVG, "
+                                             "Markdown) from stored results")
+    source = p_report.add_mutually_exclusive_group()
+    source.add_argument("--from", dest="from_path", default="results.json", metavar="PATH",
+                        help="a results JSON written by check (default results.json)")
+    source.add_argument("--from-store", action="store_true",
+                        help="the newest stored result of every claim")
+    p_report.add_argument("--store", default=None, metavar="PATH")
+    p_report.add_argument("--claims", action="append", default=[], metavar="GLOB",
+                          help="only these claims (repeatable)")
+    p_report.add_argument("--out", required=True, metavar="DIR")
+    p_report.set_defaults(no_store=False)
+    p_history = sub.add_parser("history", help="past verdicts of a claim from the store")
+    p_history.add_argument("id", help="claim id or alias")
+    p_history.add_argument("--store", default=None, metavar="PATH")
+    p_history.set_defaults(no_store=False)
+
+    p_stress = sub.add_parser("stress", help="search a claim's parameter space for the "
+                                             "smallest configuration that breaks it")
+    p_stress.add_argument("id", help="claim id or alias")
+    p_stress.add_argument("--budget", type=positive_int, default=20, metavar="N",
+                          help="configurations to try before shrinking (default 20)")
+    mode = p_stress.add_mutually_exclusive_group()
+    for name, text in (("inside", "only where the claim's assumptions hold"),
+                       ("outside", "only where an assumption fails"),
+                       ("both", "everywhere (default)")):
+        mode.add_argument(f"--{name}", dest="mode", action="store_const", const=name,
+                          help=text)
+    p_stress.set_defaults(mode="both")
+    p_stress.add_argument("--fidelity", choices=FIDELITIES, default="quick")
+    p_stress.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p_stress.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
+    p_stress.add_argument("--seed", type=_seed, default=0,
+                          help="seed of the search (and of runs when seeds are not drawn)")
+    p_stress.add_argument("--threads", type=positive_int, default=None, metavar="N")
+    p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
+                          help="where to write the report (default stress.json)")
+    p_sweep = add_sweep_parser(sub)
+    for p in (p_list, p_show, p_check, p_history, p_stress, p_report, p_sweep):
+        p.add_argument("--module", dest="modules", action="append", default=[],
+                       metavar="MODULE", help="import MODULE first: it registers a project's "
+                                              "own claims (repeatable)")
+    return parser
+
+
+def _assignment(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value  # a bare word such as Z4
+
+
+def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object]:
+    known = claim.parameters["quick"]
+    for name, _ in assignments:
+        if name not in known:
+            raise UsageError(f"--set: {name!r} is not a parameter of {claim.id} "
+                             f"(parameters: {', '.join(known)})")
+    return dict(assignments)
+
+
+def torch_threads(threads: int | None, fidelity: str, device) -> int | None:
+    """--threads, or 1 at quick fidelity on the CPU (small tensors only wait on each other's
+    threads); None leaves torch's own choice."""
+    if threads is None and fidelity == "quick" and device.type == "cpu":
+        return 1
+    return threads
+
+
+def _set_threads(threads: int | None, fidelity: str, device) -> None:
+    threads = torch_threads(threads, fidelity, device)
+    if threads is not None:
+        import torch
+        torch.set_num_threads(threads)
+
+
+def _print_line(record: dict, width: int, note: str) -> None:
+    flag = "" if record["inside_assumptions"] else "  [outside assumptions]"
+    print(f"{record['id']:<{width}}  {record['verdict']:<12}  "
+          f"{key_figure_text(record['key_figure'], record['reason'])}"
+          f"  {record['seconds']:.2f}s{flag}{note}", flush=True)
+
+
+def _last_durations(store) -> dict[str, float]:
+    """Each claim's last recorded run time (for handing out long claims first)."""
+    if store is None:
+        return {}
+    return {r.id: float(r.record.get("seconds") or 0.0) for r in store.latest_per_claim()}
+
+
+def _progress(message: str) -> None:
+    if sys.stderr.isatty():
+        print(message, file=sys.stderr, flush=True)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    claims = registry.all_claims()
+    if args.json:
+        print(json.dumps([c.describe() for c in claims], indent=2))
+        return EXIT_OK
+    width = max((len(c.id) for c in claims), default=0)
+    for c in claims:
+        print(f"{c.id:<{width}}  {c.kind:<12} {c.title}")
+    return EXIT_OK
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    try:
+        claim = registry.get(args.id)
+    except registry.UnknownClaim as exc:
+        raise UsageError(exc.args[0]) from None
+    d = claim.describe()
+    print(f"{d['id']}  ({d['paper']}, {d['source']})  {d['title']}")
+    if d["aliases"]:
+        print(f"aliases: {', '.join(d['aliases'])}")
+    print(f"\nstatement (as the paper states it):\n  {d['statement']}")
+    print(f"\nreading (the toolkit's precise version):\n  {d['reading']}")
+    if d["assumptions"]:
+        print("\nassumptions:")
+        for a in d["assumptions"]:
+            print(f"  - {a['name']}: {a['description']}")
+    print(f"\nnegative control: {d['negative_control']}")
+    for fidelity, params in d["parameters"].items():
+        print(f"\nparameters ({fidelity}): {json.dumps(params)}")
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        claims = registry.select(args.patterns)
+    except registry.UnknownClaim as exc:
+        raise UsageError(exc.args[0]) from None
+    from numerics.device import resolve_device
+    try:
+        device = resolve_device(args.device)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _set_threads(args.threads, args.fidelity, device)
+
+    store = _open_store(args)
+    with _sweep_store_env(args):
+        versions = package_versions()
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        width = max(len(c.id) for c in claims)
+        records: list[dict | None] = [None] * len(claims)
+        keys, pending = [], []
+        for i, claim in enumerate(claims):
+            overrides = _overrides(claim, args.assignments)
+            key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
+                             fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
+                             device=device.type, versions=versions)
+            keys.append(key)
+            stored = store.latest(key) if store is not None and not args.force else None
+            if stored is not None:
+                records[i] = stored.record
+                _print_line(stored.record, width, f"  (stored {stored.recorded}; --force reruns)")
+            else:
+                pending.append((i, overrides))
+
+        def finished_claim(i: int, record: dict) -> None:
+            records[i] = record
+            if store is not None:
+                git = git_revision()
+                store.put(keys[i], record, revision=git and git["revision"])
+            _print_line(record, width, "")
+
+        if args.jobs > 1 and len(pending) > 1:
+            from verify.check_pool import ClaimTask, run_claims_in_pool
+            durations = _last_durations(store)
+            tasks = [ClaimTask(claims[i].id, overrides, durations.get(claims[i].id, 0.0))
+                     for i, overrides in pending]
+            _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
+            for j, record in run_claims_in_pool(
+                    tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
+                    dtype=DTYPES[args.dtype], seed=args.seed, modules=args.modules,
+                    threads=torch_threads(args.threads, args.fidelity, device),
+                    start_method=_pool_start_method(device)):
+                finished_claim(pending[j][0], record)
+        else:
+            for done, (i, overrides) in enumerate(pending, 1):
+                _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
+                result = run_claim(claims[i], fidelity=args.fidelity, device=device,
+                                   dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
+                finished_claim(i, result.as_record())
+        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
+                                fidelity=args.fidelity)
+        record = run_record(metadata, records, started=started, finished=finished)
+        path = write_json(record, args.json_path)
+        _progress(f"wrote {path}")
+        if args.report:
+            _progress(f"wrote {_write_report(record, args.report)}")
+        if args.strict and any(r["verdict"] != "pass" for r in records):
+            return EXIT_STRICT
+        return EXIT_OK
+
+
+def _pool_start_method(device: torch.device) -> str:
+    """``fork`` on Linux for CPU runs: this process has only imported the claims and set its
+    thread count (no parallel region, no GPU context), so a forked worker starts with the
+    imports done instead of repeating them; ``spawn`` elsewhere (CUDA contexts do not survive
+    a fork, and other platforms' system libraries are not fork-safe)."""
+    return "fork" if sys.platform == "linux" and device.type == "cpu" else "spawn"
+
+
+def _open_store(args: argparse.Namespace):
+    """The results store named by --store (or $THEORY_VERIFY_STORE); None when off."""
+    from verify.store import DEFAULT_PATH, ENV, ResultStore
+
+    path = args.store or os.environ.get(ENV) or DEFAULT_PATH
+    if args.no_store or path == "off":
+        return None
+    try:
+        return ResultStore(path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+@contextlib.contextmanager
+def _sweep_store_env(args: argparse.Namespace) -> Iterator[None]:
+    """Sweeps inside claims (li2.fig5) store their points where --store / --no-store say, and
+    --force recomputes their stored points too, in this process and in --jobs workers (they
+    inherit the environment); the variables are restored afterwards, so a caller of
+    :func:`main` keeps its own settings."""
+    from verify.store import ENV
+    from verify.sweep import ENV_FORCE
+
+    values = {ENV: "off" if args.no_store else args.store,
+              ENV_FORCE: "1" if args.force else None}
+    previous = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if value:
+            os.environ[name] = value
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _write_report(record: dict, out: str):
+    from verify.report.files import write_report
+    try:
+        return write_report(record, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from verify.report.files import select_claims
+
+    if args.from_store:
+        store = _open_store(args)
+        if store is None:
+            raise UsageError("--from-store: the store is off (--store PATH names one)")
+        claims = [r.record for r in store.latest_per_claim()]
+        if not claims:
+            raise UsageError(f"--from-store: {store.path} holds no results")
+        from collections import Counter
+        counts = Counter(c["verdict"] for c in claims)
+        record = {"schema_version": 1, "run": {"source": f"store {store.path}"},
+                  "summary": dict(counts), "claims": claims}
+    else:
+        try:
+            record = json.loads(open(args.from_path, encoding="utf-8").read())
+        except OSError as exc:
+            raise UsageError(f"--from: cannot read {args.from_path} ({exc.strerror})") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--from: {args.from_path} is not JSON ({exc})") from None
+        if not isinstance(record, dict) or record.get("schema_version") != 1:
+            raise UsageError(f"--from: {args.from_path} is not a results file "
+                             f"(schema_version 1)")
+    try:
+        record = select_claims(record, args.claims)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(_write_report(record, args.out))
+    return EXIT_OK
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    try:  # an alias resolves; an id no longer registered still has its history
+        claim_id = registry.get(args.id).id
+    except registry.UnknownClaim:
+        claim_id = args.id
+    store = _open_store(args)
+    if store is None:
+        raise UsageError("history: the store is off (--store PATH names one)")
+    rows = list(store.history(claim_id))
+    if not rows:
+        print(f"{claim_id}: no stored results in {store.path}")
+        return EXIT_OK
+    print(f"{claim_id}: {len(rows)} stored results in {store.path}")
+    for r in rows:
+        rec = r.record
+        rev = (r.revision or "-")[:10]
+        print(f"  {r.recorded}  {rec['verdict']:<12}  {rec['fidelity']:<5}  seed {rec['seed']}  "
+              f"{rec['dtype']}  {rec['device']}  rev {rev}  "
+              f"{key_figure_text(rec['key_figure'], rec['reason'])}")
+    return EXIT_OK
+
+
+def _cmd_stress(args: argparse.Namespace) -> int:
+    from numerics.device import resolve_device
+    from verify.stress import stress
+
+    try:
+        claim = registry.get(args.id)
+        device = resolve_device(args.device)
+    except (registry.UnknownClaim, ValueError) as exc:
+        raise UsageError(exc.args[0]) from None
+    _set_threads(args.threads, args.fidelity, device)
+    report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
+                    fidelity=args.fidelity, dtype=args.dtype, device=str(device),
+                    progress=_progress)
+    print(f"{claim.id}: stress ({report.mode}), budget {report.budget}, seed {report.seed}: "
+          f"{len(report.points)} runs in {report.seconds:.1f} s")
+    if report.note:
+        print(f"  {report.note}")
+    print("regime map (pass/fail/inconclusive/error; inside/outside the assumptions):")
+    for name, bins in report.regime_map().items():
+        cells = ", ".join(
+            f"{b}: {c.get('pass', 0)}/{c.get('fail', 0)}/{c.get('inconclusive', 0)}/"
+            f"{c.get('error', 0)} ({c.get('inside', 0)} in, {c.get('outside', 0)} out)"
+            for b, c in bins.items())
+        print(f"  {name}  {cells}")
+    cx = report.counterexample
+    if cx is None:
+        print("no counterexample within the budget")
+    else:
+        where = "inside" if cx.inside else "OUTSIDE"
+        print(f"minimal counterexample ({cx.status}, {where} the assumptions): {cx.config}")
+        for item in cx.failed:
+            print(f"  failed: {item}")
+        for r in cx.rechecks:
+            print(f"  re-check: {r['how']}: {r['verdict']}")
+        print(f"  reproduce: {cx.reproduce}")
+    metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
+                            fidelity=args.fidelity)
+    path = write_json({"kind": "stress", "run": metadata, **report.as_record()}, args.json_path)
+    _progress(f"wrote {path}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        for module, problem in registry.load_builtin_claims().items():
+            print(f"{PROG}: warning: claims in {module} not loaded ({problem})", file=sys.stderr)
+        for module in args.modules:
+            try:
+                importlib.import_module(module)
+            except ImportError as exc:
+                raise UsageError(f"--module: cannot import {module!r} ({exc})") from None
+        return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
+                "stress": _cmd_stress, "history": _cmd_history,
+                "report": _cmd_report, "sweep": cmd_sweep}[args.command](args)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line; THEORY_VERIFY_DEBUG=1 re-raises
+        print(f"{PROG}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if os.environ.get("THEORY_VERIFY_DEBUG"):
+            raise
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

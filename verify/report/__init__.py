@@ -1,0 +1,1 @@
+"""Reports of a run: HTML (MathML and SVG, no script) and Markdown."""

@@ -1,0 +1,40 @@
+"""Write a report directory: ``index.html`` (self-contained), ``report.md`` with
+``figures/*.svg`` beside it, and the ``results.json`` both were rendered from."""
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from verify.report.html import render_html
+from verify.report.markdown import render_markdown
+from verify.results import write_json
+
+
+def select_claims(record: Mapping[str, Any], patterns: Sequence[str]) -> dict[str, Any]:
+    """The record with only the claims matching ``patterns`` (all when empty)."""
+    if not patterns:
+        return dict(record)
+    claims = [c for c in record["claims"]
+              if any(fnmatch.fnmatchcase(n, p) for p in patterns
+                     for n in (c["id"], *c.get("aliases", ())))]
+    if not claims:
+        raise ValueError(f"--claims: no claim in the results matches {', '.join(patterns)}")
+    return {**record, "claims": claims}
+
+
+def write_report(record: Mapping[str, Any], out: str | Path) -> Path:
+    """Write the report files into ``out`` (created); returns the path of index.html."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {out} exists and is not a directory")
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    index = out / "index.html"
+    index.write_text(render_html(record), encoding="utf-8")
+    text, files = render_markdown(record)
+    (out / "report.md").write_text(text, encoding="utf-8")
+    for name, svg in files.items():
+        (out / "figures" / name).write_text(svg, encoding="utf-8")
+    write_json(dict(record), out / "results.json")
+    return index
