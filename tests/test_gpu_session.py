@@ -59,3 +59,28 @@ def test_gpu_session_smoke_runs_on_the_cpu_without_the_optional_packages(tmp_pat
     assert ran and ran[0]["verdict"] in {"pass", "fail", "inconclusive", "error"}
     assert (out / ran[0]["json"]).is_file()
     assert ran[0]["id"] in (out / "summary.md").read_text()
+
+
+def _module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_session", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_session"] = module     # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_flop_count_peak_table_and_cost_model():
+    g = _module()
+    # the three top-layer GEMMs, 2nKM each, at the Fig. 3 size: the 1.76 GFLOP
+    assert g.FIG3.n == 2016
+    assert abs(g.step_flops(g.FIG3) - 1.76e9) / 1.76e9 < 0.01
+    assert g.fp32_peak("NVIDIA H100 80GB HBM3")[0] == 67e12
+    assert g.fp32_peak("NVIDIA H100 PCIe")[0] == 51e12
+    assert g.fp32_peak("NVIDIA H200")[0] == 67e12
+    assert g.fp32_peak("NVIDIA H100 NVL")[0] is None and g.fp32_peak(None)[0] is None
+    from verify import registry
+    registry.load_builtin_claims()
+    for claim_id in g.PLAN:           # every planned claim has a cost at its full parameters
+        flops, steps, dtype = g.training_cost(claim_id, registry.get(claim_id).parameters["full"])
+        assert flops > 1e12 and steps > 0 and dtype in ("float32", "float64")
