@@ -4,7 +4,9 @@ No timing is asserted (as in ``test_benchmarks_run.py``): the run only has to fi
 its files, pass its own agreement check and record a claim's verdict. It runs in a child with
 ``latex2mathml``, ``dask`` and ``distributed`` made unimportable (``sys.modules[name] = None``)
 before anything is imported, because the device machine has none of them: an import of one on
-the script's path, the check path included, fails the run here first.
+the script's path, the check path included, fails the run here first. The budget is raised
+from the smoke's 60 s so that a loaded machine still reaches the claim (the path is tested, not
+the speed).
 """
 from __future__ import annotations
 
@@ -32,8 +34,8 @@ def test_gpu_session_smoke_runs_on_the_cpu_without_the_optional_packages(tmp_pat
     code = WRAPPER.format(absent=ABSENT_ON_DEVICE, script=str(SCRIPT))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code, "--device", "cpu", "--smoke",
-                           "--out", str(out)], capture_output=True, text=True, timeout=300,
-                          check=False, cwd=tmp_path, env=env)
+                           "--budget-s", "240", "--out", str(out)], capture_output=True,
+                          text=True, timeout=300, check=False, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "agreement" in done.stderr and "left]" in done.stderr      # progress lines
 
