@@ -121,3 +121,14 @@ def test_claims_use_the_core_through_its_public_api():
         if bad:
             offenders[_module_name(p)] = bad
     assert offenders == {}
+
+
+def test_the_worked_example_uses_only_the_public_api():
+    """examples/ is a researcher's own paper: it reaches the toolkit the way theirs would."""
+    offenders = {}
+    for p in sorted((ROOT / "examples").rglob("*.py")):
+        bad = sorted(n for n in _imports(p, members=False)
+                     if n.split(".")[0] in LAYERS and n not in PUBLIC_API)
+        if bad:
+            offenders[str(p.relative_to(ROOT))] = bad
+    assert offenders == {}

@@ -18,13 +18,14 @@ An expected counterexample is the analogue of QuickCheck's ``expectFailure``: a 
 claim stays in a project's CI and the build breaks only if the finding stops reproducing.
 ``--claims-expect-fail`` takes ids or globs; the ini option ``claims_expect_fail`` (one per
 line) lists them in a project's configuration. ``--claims-module MOD`` imports a module that
-registers a project's own claims.
+registers a project's own claims: a dotted name (found from the invocation directory, as
+``python -m`` finds it), a ``.py`` file or a package folder.
 """
 from __future__ import annotations
 
 import fnmatch
-import importlib
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
@@ -77,9 +78,10 @@ class ClaimFailure(Exception):
         self.headline = headline
 
 
-def describe_failure(result: ClaimResult, headline: str) -> str:
+def describe_failure(result: ClaimResult, headline: str, modules: Sequence[str] = ()) -> str:
     """The lines a researcher needs: the verdict, why, each evidence item that did not pass,
-    the negative control, and the command that reproduces the run."""
+    the negative control, and the command that reproduces the run (with a ``--module`` for
+    each ``--claims-module``, so the pasted command finds the project's own claims)."""
     lines = [headline, f"reason: {result.reason}"]
     for e in result.evidence:
         if e.ok is True:
@@ -97,7 +99,8 @@ def describe_failure(result: ClaimResult, headline: str) -> str:
     if result.error:
         lines.append(result.error.rstrip())
     lines.append(f"reproduce: python -m verify check {result.id} --fidelity {result.fidelity} "
-                 f"--dtype {result.dtype} --seed {result.seed}")
+                 f"--dtype {result.dtype} --seed {result.seed}"
+                 + "".join(f" --module {shlex.quote(m)}" for m in modules))
     return "\n".join(lines)
 
 
@@ -131,7 +134,8 @@ class ClaimItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, ClaimFailure):
-            return describe_failure(excinfo.value.result, excinfo.value.headline)
+            return describe_failure(excinfo.value.result, excinfo.value.headline,
+                                    self.config.getoption("claims_module"))
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
@@ -165,11 +169,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # that says nothing about a claim.
     config.addinivalue_line("filterwarnings",
                             "ignore:`torch.jit.script` is deprecated:DeprecationWarning")
-    for module in config.getoption("claims_module"):
+    for module in config.getoption("claims_module"):  # cwd first on sys.path, as python -m
         try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise pytest.UsageError(f"--claims-module: cannot import {module!r} ({exc})") from None
+            registry.import_claim_module(module, config.invocation_params.dir)
+        except registry.ModuleLoadError as exc:
+            raise pytest.UsageError(f"--claims-module: {exc}") from None
     for module, problem in registry.load_builtin_claims().items():
         config.issue_config_time_warning(
             pytest.PytestWarning(f"claims in {module} not loaded ({problem})"), stacklevel=2)

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import os
 import pkgutil
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from verify.claim import Claim
 
@@ -14,6 +17,10 @@ _ALIASES: dict[str, str] = {}
 
 class UnknownClaim(LookupError):
     """No registered claim has this id or matches this pattern."""
+
+
+class ModuleLoadError(ImportError):
+    """A ``--module`` / ``--claims-module`` that cannot be imported (the message is one line)."""
 
 
 def register(claim: Claim) -> Claim:
@@ -50,6 +57,57 @@ def load_builtin_claims() -> dict[str, str]:
         except Exception as exc:  # noqa: BLE001 - reported to the user, the rest still load
             failures[info.name] = f"{type(exc).__name__}: {exc}"
     return failures
+
+
+def _on_path(folder: Path) -> None:
+    """Put ``folder`` first on ``sys.path`` unless it is already there."""
+    entries = {Path(p or ".").resolve() for p in sys.path}
+    if folder not in entries:
+        sys.path.insert(0, str(folder))
+
+
+def import_claim_module(spec: str, cwd: str | os.PathLike[str] | None = None) -> str:
+    """Import a project's claim module the way ``python -m`` would, and return its name.
+
+    ``spec`` is a dotted module name, found on ``sys.path`` with the current directory
+    (``cwd``) put first as ``python -m`` does; or a path (it ends in ``.py``, or names a
+    folder with a ``/``) to a ``.py`` file or a package folder, whose parent goes on
+    ``sys.path`` so the module (and its relative imports) load under its own name. Anything
+    that goes wrong, including an exception raised by the module itself, is a
+    :class:`ModuleLoadError` naming ``spec`` on one line.
+    """
+    here = Path(cwd if cwd is not None else os.getcwd()).resolve()
+    _on_path(here)
+    name = spec
+    if spec.endswith(".py") or "/" in spec or os.sep in spec or spec in (".", ".."):
+        path = Path(spec).expanduser()
+        path = (path if path.is_absolute() else here / path).resolve()
+        if path.name == "__init__.py":
+            path = path.parent
+        if path.is_file() and path.suffix == ".py":
+            name = path.stem
+        elif path.is_dir():
+            name = path.name
+        else:
+            raise ModuleLoadError(f"cannot import {spec!r}: no such .py file or folder")
+        if not name.isidentifier():
+            raise ModuleLoadError(f"cannot import {spec!r}: {name!r} is not a module name")
+        loaded = sys.modules.get(name)
+        origin = getattr(loaded, "__file__", None)
+        if loaded is not None and origin is not None:
+            target = path if path.is_file() else path / "__init__.py"
+            if Path(origin).resolve() != target:
+                raise ModuleLoadError(f"cannot import {spec!r}: a different module named "
+                                      f"{name!r} is already imported (from {origin})")
+        _on_path(path.parent)
+    try:
+        importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - the user's module: one line, naming it
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        raise ModuleLoadError(f"cannot import {spec!r} ({type(exc).__name__}: {text})"
+                              if text else f"cannot import {spec!r} ({type(exc).__name__})"
+                              ) from None
+    return name
 
 
 def all_claims() -> list[Claim]:

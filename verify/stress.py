@@ -31,7 +31,7 @@ import math
 import shlex
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,9 +181,10 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-def reproduce_line(claim_id: str, config: Mapping[str, Any], dtype: str) -> str:
+def reproduce_line(claim_id: str, config: Mapping[str, Any], dtype: str,
+                   modules: Sequence[str] = ()) -> str:
     """The ``check`` command that reruns ``config`` (values as Python literals, quoted for a
-    POSIX shell)."""
+    POSIX shell), with a ``--module`` for each module the search was given."""
     parts = [f"python -m verify check {claim_id}"]
     for name, value in config.items():
         if name == "seed":
@@ -192,13 +193,18 @@ def reproduce_line(claim_id: str, config: Mapping[str, Any], dtype: str) -> str:
             parts.append("--set " + shlex.quote(f"{name}={_literal(value)}"))
     if dtype != "float64":
         parts.append(f"--dtype {dtype}")
+    parts += [f"--module {shlex.quote(m)}" for m in modules]
     return " ".join(parts)
 
 
 def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
            fidelity: str = "quick", dtype: str = "float64", device: str = "cpu",
-           progress: Callable[[str], None] | None = None) -> StressReport:
-    """Search ``claim``'s space for the configuration that breaks it (see the module doc)."""
+           progress: Callable[[str], None] | None = None,
+           modules: Sequence[str] = ()) -> StressReport:
+    """Search ``claim``'s space for the configuration that breaks it (see the module doc).
+
+    ``modules``: the ``--module`` arguments that registered the claim, repeated in the
+    counterexample's reproduce line."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
     from hypothesis import seed as hypothesis_seed
     from hypothesis.errors import Unsatisfiable
@@ -274,13 +280,14 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
     if "config" in last_failure:
         result, point = cache[_key(last_failure["config"])]
         report.counterexample = _confirm(claim, result, point, fidelity=fidelity,
-                                         dtype=dtype, device=device, seed=seed)
+                                         dtype=dtype, device=device, seed=seed,
+                                         modules=modules)
     report.seconds = time.perf_counter() - start
     return report
 
 
 def _confirm(claim: Claim, result: ClaimResult, point: Point, *, fidelity: str, dtype: str,
-             device: str, seed: int) -> Counterexample:
+             device: str, seed: int, modules: Sequence[str] = ()) -> Counterexample:
     """Re-check the minimal failure in float64 and, where the claim has one, exactly."""
     config = point.config
     overrides = {k: v for k, v in config.items() if k != "seed"}
@@ -306,4 +313,5 @@ def _confirm(claim: Claim, result: ClaimResult, point: Point, *, fidelity: str, 
             status = "genuine" if ratio >= CLEAR_MARGIN else "potential"
     return Counterexample(dict(config), point.inside, point.verdict, status, point.failed,
                           tuple(rechecks), reproduce_line(claim.id, config, "float64"
-                                                          if status != "numerical" else dtype))
+                                                          if status != "numerical" else dtype,
+                                                          modules))

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import importlib
+import functools
+import inspect
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -139,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (p_list, p_show, p_check, p_history, p_stress, p_report, p_sweep):
         p.add_argument("--module", dest="modules", action="append", default=[],
                        metavar="MODULE", help="import MODULE first: it registers a project's "
-                                              "own claims (repeatable)")
+                                              "own claims (repeatable); a module name (found "
+                                              "from the current directory, as python -m "
+                                              "does), a .py file or a package folder")
     return parser
 
 
@@ -263,8 +267,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         def finished_claim(i: int, record: dict) -> None:
             records[i] = record
             if store is not None:
-                git = git_revision()
-                store.put(keys[i], record, revision=git and git["revision"])
+                store.put(keys[i], record, revision=claim_revision(claims[i]))
             _print_line(record, width, "")
 
         if args.jobs > 1 and len(pending) > 1:
@@ -275,7 +278,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
             for j, record in run_claims_in_pool(
                     tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
-                    dtype=DTYPES[args.dtype], seed=args.seed, modules=args.modules,
+                    dtype=DTYPES[args.dtype], seed=args.seed, modules=args.module_names,
                     threads=torch_threads(args.threads, args.fidelity, device),
                     start_method=_pool_start_method(device)):
                 finished_claim(pending[j][0], record)
@@ -296,6 +299,37 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.strict and any(r["verdict"] != "pass" for r in records):
             return EXIT_STRICT
         return EXIT_OK
+
+
+#: The revision shown for a claim whose module is not in a git checkout.
+NOT_UNDER_GIT = "not under git"
+
+
+def claim_revision(claim) -> str | None:
+    """The code revision a stored result of ``claim`` records: the toolkit's git revision for a
+    built-in claim; for a project's own claim, the revision of the git checkout its module
+    lies in, or :data:`NOT_UNDER_GIT`."""
+    module = getattr(claim.check, "__module__", "") or ""
+    if module.startswith("verify.claims."):
+        git = git_revision()
+        return git and git["revision"]
+    try:
+        source = inspect.getsourcefile(claim.check)
+    except TypeError:
+        source = None
+    if not source:
+        return NOT_UNDER_GIT
+    return _folder_revision(os.path.dirname(os.path.abspath(source))) or NOT_UNDER_GIT
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_revision(folder: str) -> str | None:
+    """``git rev-parse HEAD`` of the checkout holding ``folder`` (None outside git)."""
+    try:
+        return subprocess.run(["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _pool_start_method(device: torch.device) -> str:
@@ -399,7 +433,9 @@ def _cmd_history(args: argparse.Namespace) -> int:
     print(f"{claim_id}: {len(rows)} stored results in {store.path}")
     for r in rows:
         rec = r.record
-        rev = (r.revision or "-")[:10]
+        rev = r.revision or "-"
+        if all(ch in "0123456789abcdef" for ch in rev):
+            rev = rev[:10]
         print(f"  {r.recorded}  {rec['verdict']:<12}  {rec['fidelity']:<5}  seed {rec['seed']}  "
               f"{rec['dtype']}  {rec['device']}  rev {rev}  "
               f"{key_figure_text(rec['key_figure'], rec['reason'])}")
@@ -418,7 +454,7 @@ def _cmd_stress(args: argparse.Namespace) -> int:
     _set_threads(args.threads, args.fidelity, device)
     report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
                     fidelity=args.fidelity, dtype=args.dtype, device=str(device),
-                    progress=_progress)
+                    progress=_progress, modules=args.modules)
     print(f"{claim.id}: stress ({report.mode}), budget {report.budget}, seed {report.seed}: "
           f"{len(report.points)} runs in {report.seconds:.1f} s")
     if report.note:
@@ -453,11 +489,12 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         for module, problem in registry.load_builtin_claims().items():
             print(f"{PROG}: warning: claims in {module} not loaded ({problem})", file=sys.stderr)
+        args.module_names = []
         for module in args.modules:
             try:
-                importlib.import_module(module)
-            except ImportError as exc:
-                raise UsageError(f"--module: cannot import {module!r} ({exc})") from None
+                args.module_names.append(registry.import_claim_module(module))
+            except registry.ModuleLoadError as exc:
+                raise UsageError(f"--module: {exc}") from None
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
                 "stress": _cmd_stress, "history": _cmd_history,
                 "report": _cmd_report, "sweep": cmd_sweep}[args.command](args)
