@@ -90,6 +90,8 @@ def test_report_renders_the_example(runs):
     for claim_id in IDS:
         assert claim_id in html and claim_id in md
     assert "internal error" not in html and "Traceback" not in html
+    # the report's reproduce line works when pasted where the check ran
+    assert "--module deep_linear" in md and "--module deep_linear" in html
 
 
 def test_pytest_plugin_runs_the_example_and_reproduce_line_names_the_module(runs):

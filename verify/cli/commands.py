@@ -265,6 +265,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 pending.append((i, overrides))
 
         def finished_claim(i: int, record: dict) -> None:
+            if args.modules and not claims[i].check.__module__.startswith("verify.claims."):
+                record["modules"] = list(args.modules)  # the report's reproduce line needs them
             records[i] = record
             if store is not None:
                 store.put(keys[i], record, revision=claim_revision(claims[i]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -143,6 +144,7 @@ def reproduce_command(c: Mapping[str, Any]) -> str:
     parts = [f"python -m verify check {c['id']} --fidelity {c['fidelity']} --seed {c['seed']}"]
     if c.get("dtype", "float64") != "float64":
         parts.append(f"--dtype {c['dtype']}")
+    parts += [f"--module {shlex.quote(m)}" for m in c.get("modules", ())]
     return " ".join(parts)
 
 
