@@ -9,6 +9,7 @@ import pytest
 
 from tests.planted import gauss_off_by_one, make_claim, planted
 from verify.cli import main
+from verify.report import mathml as html_module
 from verify.report.mathml import NOT_CORE, from_latex, from_sympy, prose, styled, to_core
 from verify.registry import get
 from verify.report.files import select_claims, write_report
@@ -45,6 +46,19 @@ def test_every_formula_is_core_mathml_with_its_latex_kept(record):
         assert "mathvariant=\"bold\"" not in m and "mathvariant=\"script\"" not in m
     for tag in NOT_CORE:
         assert f"<{tag}" not in page
+
+
+def test_a_complex_conjugate_is_an_overbar_inside_core():
+    """sympy prints conj(z) as <menclose notation="top">, outside MathML Core: li2.appA2's
+    report failed on it. It becomes <mover>; anything else outside Core shows its LaTeX."""
+    import sympy as sp
+
+    z = sp.Symbol("z")
+    page = from_sympy(sp.conjugate(sp.Function("f")(sp.conjugate(z))))  # nested overbars
+    assert "<menclose" not in page and page.count("<mover") == 2
+    assert from_latex(r"\frac{1}{2}").startswith("<math")
+    fallback = html_module.core_or_source("<mfenced><mi>x</mi></mfenced>", "(x)", display=False)
+    assert fallback == "<code>(x)</code>"
 
 
 def test_derivation_steps_are_sympys_presentation_mathml(record):

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verify.report.mathml import from_latex, prose, to_core, wrap
+from verify.report.mathml import core_or_source, from_latex, prose
 from verify.report.svg_plots import evidence_chart, figure_chart
 
 CSS = """
@@ -104,7 +104,7 @@ def evidence_table(evidence: Sequence[Mapping[str, Any]]) -> str:
 
 def _step_math(step: Mapping[str, Any]) -> str:
     if step.get("mathml"):
-        return wrap(to_core(step["mathml"]), step.get("latex") or "", display=True)
+        return core_or_source(step["mathml"], step.get("latex") or "", display=True)
     if step.get("latex"):
         return from_latex(step["latex"], display=True)
     return ""

@@ -66,9 +66,22 @@ _VARIANT = re.compile(r'<(mi|mn|mtext)([^>]*?) mathvariant="([a-z-]+)"([^>]*)>([
 NOT_CORE = ("mfenced", "menclose", "maction", "mlabeledtr", "mglyph")
 
 
+#: ``<menclose notation="top">`` (sympy's complex conjugate) holding no other menclose: Core
+#: writes an overbar as ``<mover>`` with a stretchy macron-like accent.
+_OVERBAR = re.compile(r'<menclose notation="top">((?:(?!<menclose).)*?)</menclose>', re.S)
+
+
+class NotCore(ValueError):
+    """MathML that cannot be brought inside MathML Core."""
+
+
 def to_core(mathml: str) -> str:
     """Replace ``mathvariant`` styling by Unicode letters (MathML Core honours only
-    ``normal``) and check that no element outside Core remains."""
+    ``normal``), overbars by ``<mover>``, and check that no element outside Core remains.
+
+    >>> to_core('<menclose notation="top"><mi>z</mi></menclose>')
+    '<mover accent="true"><mrow><mi>z</mi></mrow><mo stretchy="true">&#x203E;</mo></mover>'
+    """
     def fix(m: re.Match) -> str:
         tag, before, variant, after, text = m.groups()
         if variant == "normal":
@@ -79,10 +92,24 @@ def to_core(mathml: str) -> str:
         return f"<{tag}{before}{after}{normal}>{html.escape(letters, quote=False)}</{tag}>"
 
     out = _VARIANT.sub(fix, mathml)
+    while True:  # innermost first, so nested overbars convert too
+        out, n = _OVERBAR.subn(r'<mover accent="true"><mrow>\1</mrow>'
+                               r'<mo stretchy="true">&#x203E;</mo></mover>', out)
+        if not n:
+            break
     bad = [t for t in NOT_CORE if f"<{t}" in out]
     if bad:
-        raise ValueError(f"MathML outside Core: {', '.join(bad)}")
+        raise NotCore(f"MathML outside Core: {', '.join(bad)}")
     return out
+
+
+def core_or_source(mathml: str, latex: str, *, display: bool) -> str:
+    """:func:`wrap` of :func:`to_core`; MathML that cannot be brought inside Core is shown as
+    its LaTeX source in ``<code>`` instead (a report never fails on a formula)."""
+    try:
+        return wrap(to_core(mathml), latex, display=display)
+    except NotCore:
+        return f"<code>{html.escape(latex)}</code>"
 
 
 def wrap(body: str, latex: str, *, display: bool) -> str:
@@ -103,15 +130,15 @@ def from_latex(latex: str, *, display: bool = False) -> str:
     except Exception:  # noqa: BLE001 - any parse failure falls back to the source text
         return f"<code>{html.escape(latex)}</code>"
     inner = re.sub(r"^<math[^>]*>|</math>$", "", converted.strip())
-    return wrap(to_core(inner), latex, display=display)
+    return core_or_source(inner, latex, display=display)
 
 
 def from_sympy(expr: Any, *, display: bool = True) -> str:
     """MathML (Core) for a sympy expression, printed by sympy's presentation printer."""
     import sympy as sp
 
-    return wrap(to_core(sp.mathml(expr, printer="presentation")), sp.latex(expr),
-                display=display)
+    return core_or_source(sp.mathml(expr, printer="presentation"), sp.latex(expr),
+                          display=display)
 
 
 _MATHY = re.compile(r"[\\^_=<>]|^-?[A-Za-z]'?$|^\d+[A-Za-z]|^[+\-*/|]$|^[A-Za-z]\([^()]*\)$")
