@@ -2,7 +2,8 @@ r"""Benchmark 2 (issue 9): the batched steepest-flow integrator vs scipy's ``sol
 initialisation at a time, at the same accuracy.
 
 The flow: :class:`numerics.ns.steepest_flows.ProductFlow` on :math:`x=\prod_{i=1}^L w_i` for the
-catalogue's default regression (Never Saddle §4.0: :math:`N=10`, :math:`d=20`,
+default regression of Never Saddle's sources (verify/claims/ns/SOURCES.md §4.0: :math:`N=10`,
+:math:`d=20`,
 :math:`f(x)=\tfrac1{2N}\|Ax-y\|^2`), :math:`\dot w_i=-\psi_q(\partial_{w_i}F)`, from
 ``--inits`` random initialisations (factor entries of magnitude uniform in
 :math:`[a/2, 3a/2]`, random signs) up to time ``--horizon``.

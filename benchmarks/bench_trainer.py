@@ -1,25 +1,26 @@
 r"""Benchmark 1 (issue 9): Li2 training at the Fig. 3 size, the project's batched trainer vs an
 author-style loop over seeds, in epochs x seeds per second for 1, 16 and 64 seeds.
 
-The task (catalogue §5, Fig. 3, as the third party reads it): :math:`\mathbb Z_{71}`,
+The task (verify/claims/li2/SOURCES.md §5, Fig. 3, as the third party reads it): :math:`\mathbb
+Z_{71}`,
 :math:`K = 2048`, training fraction 0.4 (:math:`n = 2016`), :math:`\sigma(x)=x^2`, the code's
 class-centred MSE, Adam with lr :math:`10^{-3}` and weight decay :math:`\eta = 2\times10^{-4}`,
 float32, full batch, one step per epoch.
 
-* Project: :class:`numerics.li2.group_trainer.GroupTrainer` with all seeds on the batch axis; the
+* Project: :class:`numerics.li2.trainer.GroupTrainer` with all seeds on the batch axis; the
   training loss and accuracy every epoch (from the step's own forward pass), the test metrics
   and the diagnostics groups ``--diagnostics`` (default: the trainer's default groups,
   ``gradient``, ``gram`` on all nodes and samples, ``energy``, ``updates``) every 50 epochs;
   no host synchronisation in the loop. At one seed also "step only": no diagnostics groups
   (test metrics still every 50 epochs).
 * Baseline (the issue's: "a straightforward per-seed loop with dense one-hot inputs,
-  per-epoch diagnostics and host syncs"), written the way the author's script is (catalogue
-  §6.2-6.5; ``modular_addition_simple2.py``), one seed at a time: a frozen identity
+  per-epoch diagnostics and host syncs"), written the way the author's script is (SOURCES
+  §6.2-§6.5; ``modular_addition_simple2.py``), one seed at a time: a frozen identity
   ``nn.Embedding`` makes the two one-hot operands, concatenated into dense :math:`2M` inputs,
   then ``nn.Linear(2M, K)``, :math:`x^2`, ``nn.Linear(K, M)`` (autograd throughout),
   ``torch.optim.Adam``; every epoch, before the step, the training and test sets evaluated
   with ``.item()`` host syncs (loss and accuracy); the training forward pass computes the
-  author's per-epoch diagnostics (catalogue §6.5: the :math:`K\times K` Gram of
+  author's per-epoch diagnostics (SOURCES §6.5: the :math:`K\times K` Gram of
   :math:`\tilde F`, the :math:`n\times n` Gram :math:`FF^\top` and its centred form, each
   reduced and read with ``.item()``, and :math:`\|(Y_c-\hat Y)V^\top\|`) and keeps a copy
   of :math:`F`, then backward and step. Same initialisation (``nn.Linear``'s, as the trainer
@@ -62,13 +63,8 @@ from typing import Any
 import common
 import torch
 
-from numerics.li2.group_trainer import (
-    DEFAULT_DIAGNOSTICS,
-    GroupTrainer,
-    Hyper,
-    TrainConfig,
-    _init_weights,
-)
+from numerics.li2.trainer import DEFAULT_DIAGNOSTICS, GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer.init import _init_weights
 
 NAME = "trainer"
 M, K, P, LR, ETA = 71, 2048, 0.4, 1e-3, 2e-4
@@ -116,7 +112,8 @@ class AuthorNet(torch.nn.Module):
 
 
 def author_mse(out: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    r"""The code's MSE (§6.3): :math:`\frac1n\sum_i\|o_i-\bar o_i\|^2-2(o_i-\bar o_i)_{y_i}+1-\frac1M`,
+    r"""The code's MSE (SOURCES §6.3): :math:`\frac1n\sum_i\|o_i-\bar o_i\|^2-2(o_i-\bar
+    o_i)_{y_i}+1-\frac1M`,
     i.e. :math:`\frac1n\sum_i\|P_M^\perp o_i-(e_{y_i}-\frac1M\mathbf 1)\|^2`."""
     centred = out - out.mean(dim=1, keepdim=True)
     return (centred.pow(2).sum(dim=1).mean() - 2 * centred.gather(1, labels[:, None]).mean()
@@ -158,7 +155,7 @@ class AuthorRun:
         return loss, accuracy
 
     def _diagnostics(self, F: torch.Tensor) -> dict[str, float]:
-        """What the author's training forward pass computes every epoch (§6.5)."""
+        """What the author's training forward pass computes every epoch (SOURCES §6.5)."""
         centred = F - F.mean(dim=0, keepdim=True)
         ftf_diag, ftf_off = _diag_off(centred.T @ centred)
         kernel = F @ F.T

@@ -22,7 +22,7 @@ Steps, each announced on stderr with the elapsed time and the budget left:
    device against the CPU trainer, both float64, same seeds (hence the same initialisation,
    drawn on a CPU generator, and the same split), a small task, a few dozen epochs: the
    per-epoch training-loss curves (max relative difference) and the train/test accuracies.
-3. **Timing** (``timing.json``): :class:`numerics.li2.group_trainer.GroupTrainer` at the Fig. 3
+3. **Timing** (``timing.json``): :class:`numerics.li2.trainer.GroupTrainer` at the Fig. 3
    size (:math:`\mathbb Z_{71}`, :math:`K=2048`, :math:`n=2016`, :math:`x^2`, Adam lr
    :math:`10^{-3}`, weight decay :math:`2\times10^{-4}`, float32, full batch) at 1, 16, 64
    and 256 seeds, eager and compiled, in epochs x seeds per second and as a fraction of the
@@ -70,7 +70,7 @@ import torch  # noqa: E402
 from bench_trainer import cyclic_table, per_unit, synchronise  # noqa: E402
 
 from numerics.device import precision_flags, verification_precision  # noqa: E402
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig  # noqa: E402
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig  # noqa: E402
 from numerics.li2.train_splits import train_count  # noqa: E402
 
 NAME = "gpu_session"

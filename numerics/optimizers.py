@@ -8,14 +8,15 @@ copying weights. The formulas follow ``torch.optim`` (single-tensor path) term b
 * ``sgd``: coupled L2, heavy ball, :math:`b \leftarrow \mu b + (g + \lambda p)` (:math:`b_1 = g_1 +
   \lambda p_1`), :math:`\Delta p = -\mathrm{lr}\,b` (``torch.optim.SGD(momentum, weight_decay)``);
 * ``adam``: coupled L2, :math:`g \leftarrow g + \lambda p`, then Adam with bias correction
-  (``torch.optim.Adam(weight_decay)``, what the author's code uses, catalogue §6.4);
+  (``torch.optim.Adam(weight_decay)``, what the author's code uses, verify/claims/li2/SOURCES.md
+  §6.4);
 * ``adamw``: decoupled decay :math:`p \leftarrow p(1 - \mathrm{lr}\,\lambda)`, then Adam;
-* ``muon``: Adam (coupled L2) on ``V``; on ``W`` the author's ``MuonEnhanced`` as the catalogue
-  (§6.4) describes it: momentum :math:`b \leftarrow \beta b + (1-\beta) g` with
+* ``muon``: Adam (coupled L2) on ``V``; on ``W`` the author's ``MuonEnhanced`` as SOURCES
+  §6.4 describes it: momentum :math:`b \leftarrow \beta b + (1-\beta) g` with
   :math:`\beta = 0.99`, the polar factor approximated by the five quintic Newton-Schulz steps of
   :func:`numerics.polar.newton_schulz` (Frobenius normalisation first), decoupled decay
   :math:`p \leftarrow p(1 - \mathrm{lr}\,\lambda)`, :math:`\Delta p = -\mathrm{lr}\,\mathrm{NS}(b)`
-  (no RMS or spectral compensation, no Nesterov). The catalogue names a :math:`\beta_1 = 0.9`
+  (no RMS or spectral compensation, no Nesterov). SOURCES §6.4 names a :math:`\beta_1 = 0.9`
   that this description does not use; it is not used here.
 
 State is a flat ``dict`` of tensors plus the step count, so a checkpoint is
@@ -49,7 +50,7 @@ class OptimizerSpec:
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     momentum: float = 0.9          # sgd (the author's code uses 0.9)
-    muon_momentum: float = 0.99    # muon on W: lerp with 1 - 0.99 (catalogue §6.4)
+    muon_momentum: float = 0.99    # muon on W: lerp with 1 - 0.99 (SOURCES §6.4)
     ns_coefficients: tuple[tuple[float, float, float], ...] = AUTHOR_NS_COEFFICIENTS
 
     def __post_init__(self) -> None:

@@ -6,7 +6,8 @@ For :math:`G = U D V^\top` (compact SVD, :math:`D > 0`) the polar factor is
 * :func:`polar_svd`: from ``torch.linalg.svd``, keeping the numerically nonzero singular values;
 * :func:`polar_eigh`: :math:`G (G^\top G)^{-1/2}` (or :math:`(GG^\top)^{-1/2} G` for wide
   :math:`G`) from a symmetric eigendecomposition; full rank only;
-* :func:`newton_schulz`: the author's five quintic Newton-Schulz steps (catalogue §6.4), an
+* :func:`newton_schulz`: the author's five quintic Newton-Schulz steps
+  (verify/claims/li2/SOURCES.md §6.4), an
   approximation whose singular values are *not* all 1;
 * :func:`newton_polar`: the scaled Newton iteration for invertible square matrices, with no rank
   threshold (an SVD drops singular values below :math:`u\,\sigma_{\max}`; a direction
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import torch
 
-# (a, b, c) of the author's five quintic steps X <- aX + b(XX^T)X + c(XX^T)^2 X (§6.4).
+# (a, b, c) of the author's five quintic steps X <- aX + b(XX^T)X + c(XX^T)^2 X (SOURCES §6.4).
 AUTHOR_NS_COEFFICIENTS: tuple[tuple[float, float, float], ...] = (
     (4.01, -9.22, 5.80),
     (3.49, -6.38, 3.23),

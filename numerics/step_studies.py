@@ -8,6 +8,8 @@ import math
 
 import torch
 
+from numerics.slopes import least_squares_slope
+
 
 def ladder_differences(values: list[torch.Tensor]) -> torch.Tensor:
     r""":math:`\max|v_{h/2^k} - v_{h/2^{k+1}}|` for consecutive entries of a halving ladder."""
@@ -18,9 +20,7 @@ def observed_order(errors: torch.Tensor) -> torch.Tensor:
     r"""Least-squares slope of :math:`\log_2 e` against :math:`-\log_2 h` over a halving ladder
     (errors at :math:`h, h/2, h/4, \ldots`): the measured order."""
     k = torch.arange(errors.numel(), dtype=torch.float64)
-    logs = torch.log2(errors.to(torch.float64))
-    k_c = k - k.mean()
-    return -(k_c * (logs - logs.mean())).sum() / (k_c**2).sum()
+    return -least_squares_slope(k, torch.log2(errors.to(torch.float64)))
 
 
 def richardson_error(values: list[torch.Tensor], *, order: float = 1.0) -> tuple[float, float]:

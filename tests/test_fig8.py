@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 from verify.claims.li2.fig8 import Outcome, paired_evidence, paired_interval, select_lr
 from verify.claims.li2._groups import build_group

@@ -1,4 +1,4 @@
-"""numerics.li2.group_trainer, numerics.optimizers, numerics.li2.train_splits and
+"""numerics.li2.trainer, numerics.optimizers, numerics.li2.train_splits and
 numerics.li2.training_diagnostics: gradients against autograd on the dense model, optimisers against
 torch.optim, batching against single runs, exact resume, and diagnostics against their
 definitions."""
@@ -10,18 +10,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.li2 import group_trainer
 from numerics.activations import activation
 from numerics.device import precision_flags
 from numerics.li2.group_task import group_energy, group_task
-from numerics.li2.group_trainer import (
-    GroupTrainer,
-    Hyper,
-    TrainConfig,
-    _functional_gradients,
-    _init_weights,
-    full_float32,
-)
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig, full_float32
+from numerics.li2.trainer import trainer as trainer_module
+from numerics.li2.trainer.compiled import _functional_gradients
+from numerics.li2.trainer.init import _init_weights
 from numerics.optimizers import BatchedOptimizer, OptimizerSpec, fused_adam_available
 from numerics.polar import newton_schulz
 from numerics.random import make_generator
@@ -69,8 +64,8 @@ def dense_loss(tr: GroupTrainer, W, Vt):
 def test_gradients_match_autograd_of_the_dense_model(group, K, loss, act, ps, seed, block):
     """``block``: sample rows per piece of the CPU's gather (None: the default,
     one piece at these sizes; 7 leaves a ragged last piece)."""
-    size = group_trainer._PIECE_BYTES if block is None else block * K * 8
-    with mock.patch.object(group_trainer, "_PIECE_BYTES", size):
+    size = trainer_module._PIECE_BYTES if block is None else block * K * 8
+    with mock.patch.object(trainer_module, "_PIECE_BYTES", size):
         check_gradients_against_autograd(group, K, loss, act, ps, seed)
 
 

@@ -14,7 +14,6 @@ from numerics.li2.gaussian_mc import (
     hermite_correlation,
     hermite_functions,
     mgf,
-    simultaneous_z,
 )
 from numerics.random import make_generator
 from tests.planted import failed_quantities
@@ -180,12 +179,6 @@ def test_correlated_pair_has_unit_variances_and_correlation_rho(r, seed):
     c = torch.cov(torch.stack([a[0], b[0]]))
     # Entries of a sample covariance of 2^15 Gaussian pairs are off by ~sqrt(2/N) = 0.008.
     assert torch.allclose(c, torch.tensor([[1, r], [r, 1]], dtype=torch.float64), atol=0.05)
-
-
-def test_simultaneous_z_grows_with_the_number_of_comparisons():
-    assert simultaneous_z(1, 0.05) < simultaneous_z(10, 0.05) < simultaneous_z(100, 0.05)
-    with pytest.raises(ValueError, match="false_alarm"):
-        simultaneous_z(3, 1.5)
 
 
 def test_bad_inputs_name_the_parameter():

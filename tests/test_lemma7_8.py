@@ -20,6 +20,7 @@ from theory.li2.muon_dynamics import (
     derive_log_ratio_rates,
     mu0,
 )
+from verify import memo
 from verify.claims.li2 import lemma7, lemma8
 from verify.registry import get
 from verify.runner import run_claim
@@ -74,7 +75,7 @@ def test_lemma7_monte_carlo_and_trend_fail_on_biased_draws(monkeypatch):
     monkeypatch.setattr(lemma7, "weighted_selection",
                         lambda w, a, n, gen: weighted_selection(w**2, a, n, gen))
     # The simulations are memoised across runs: recompute them with the patched draws.
-    monkeypatch.setattr(lemma7, "cached", lambda key, compute: compute())
+    monkeypatch.setattr(memo, "cached", lambda key, compute: compute())
     result = run_claim(get("li2.lemma7"), control=False)
     assert result.verdict is Verdict.FAIL
     assert {e.route.value for e in result.evidence if e.ok is False} == {"monte-carlo", "rate"}
@@ -83,7 +84,7 @@ def test_lemma7_monte_carlo_and_trend_fail_on_biased_draws(monkeypatch):
 def test_lemma8_numeric_routes_fail_on_a_wrong_flow(monkeypatch):
     """A flow with mu^2 for mu: the winners follow mu^2 alpha, not mu alpha."""
     monkeypatch.setattr(lemma8, "gradient_field", lambda mu: gradient_field(mu**2))
-    monkeypatch.setattr(lemma8, "cached", lambda key, compute: compute())
+    monkeypatch.setattr(memo, "cached", lambda key, compute: compute())
     result = run_claim(get("li2.lemma8"), control=False, overrides=SMALL8)
     failed = failed_quantities(result.evidence)
     assert any(q.startswith("winner") for q in failed)

@@ -26,7 +26,7 @@ from numerics.li2.deep_group_network import (
     rise_epochs,
 )
 from numerics.li2.group_task import group_task
-from numerics.li2.group_trainer import Hyper
+from numerics.li2.trainer import Hyper
 from numerics.random import make_generator
 from numerics.li2.train_splits import random_splits
 from verify.claims.li2.sec6_deep import one_sided_chain, stated_chain

@@ -18,7 +18,7 @@ from numerics.li2.grokking_time import (
     grokking_times,
     train_until,
 )
-from numerics.li2.group_trainer import History
+from numerics.li2.trainer import History
 from verify.claims.li2.sec7_predictions import (
     CensoredFit,
     fit_times,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import numerics.li2.repulsion_along_training as repulsion
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.random import make_generator, randn
 from numerics.li2.repulsion_along_training import (
     FeatureSVD,

@@ -11,11 +11,13 @@ The pieces, by what a claim author reaches for:
 * the record: :class:`Claim`, :class:`NegativeControl`, :class:`Assumption`,
   :class:`SkipClaim`, :func:`register`;
 * the run a check receives: :class:`Run` (parameters, stated forms, seeded streams, device,
-  dtype, ``run.figure``, ``run.assume``, ``run.derivation``); :func:`cached` memoises a
-  simulation the stated forms do not enter, :func:`reused_route` a whole route;
+  dtype, ``run.figure``, ``run.assume``, ``run.derivation``); ``run.memo`` memoises a
+  simulation the stated forms do not enter (shared by the claim's run and its negative
+  control's, under a key the run builds), ``run.memo_route`` a whole route;
 * evidence: :func:`compare`, :func:`compare_cases`, :func:`symbolic_identity`,
   :func:`at_least`, :func:`at_most`, :func:`undecided`, :class:`Route`, :data:`EXACT`;
-* tolerances: :func:`unit_roundoff`, :func:`roundoff`, :func:`conditioned`;
+* tolerances: :func:`unit_roundoff`, :func:`roundoff`, :func:`conditioned`,
+  :func:`monte_carlo` (Bonferroni CLT bands: :func:`bonferroni_z`, :data:`FALSE_ALARM`);
 * error trends (asymptotic claims): :func:`fit_trend`, :func:`trend_evidence`,
   :func:`geometric_grid`, :func:`order_along`;
 * step-halving ladders (flows): :func:`ladder`, :func:`ladder_tolerance`,
@@ -77,10 +79,8 @@ from verify.evidence import (
     to_json_value,
     undecided,
 )
-from verify.memo import cached
 from verify.registry import register
 from verify.results import ClaimResult
-from verify.route_reuse import reused_route
 from verify.run import Run
 from verify.runner import run_claim
 from verify.sampling import SEED, Choice, IntRange, LogUniform, draw, strategy
@@ -97,17 +97,26 @@ from verify.step_ladders import (
     roundoff_floors,
 )
 from verify.sweep import run_sweep
-from verify.tolerances import conditioned, roundoff, unit_roundoff
+from verify.tolerances import (
+    FALSE_ALARM,
+    bonferroni_z,
+    conditioned,
+    monte_carlo,
+    roundoff,
+    unit_roundoff,
+)
 from verify.verdict import Verdict
 
 __all__ = [
-    "EXACT", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice", "Claim",
-    "ClaimResult", "Derivation", "Evidence", "IntRange", "Limit", "LogUniform",
+    "EXACT", "FALSE_ALARM", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice",
+    "Claim", "ClaimResult", "Derivation", "Evidence", "IntRange", "Limit", "LogUniform",
     "NegativeControl", "Route", "Run", "SkipClaim", "Step", "Tolerance", "TrendFit", "Verdict",
-    "arrays", "at_least", "at_most", "cached", "compare", "compare_cases", "conditioned", "draw",
-    "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail", "ladder",
-    "ladder_compare", "ladder_tolerance", "level_errors", "limit_evidence", "order_along",
-    "order_evidence", "pair_estimates", "register", "reused_route", "roundoff",
+    "arrays", "at_least", "at_most", "bonferroni_z", "compare", "compare_cases", "conditioned",
+    "draw", "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail",
+    "ladder",
+    "ladder_compare", "ladder_tolerance", "level_errors", "limit_evidence", "monte_carlo",
+    "order_along",
+    "order_evidence", "pair_estimates", "register", "roundoff",
     "roundoff_floors", "run_claim", "run_sweep", "strategy", "symbolic_identity",
     "to_json_value", "trend_evidence", "undecided", "unit_roundoff",
 ]

@@ -64,7 +64,8 @@ MIN_POINTS = 3
 #: Confidence level of the interval on the mean order.
 LEVEL = 0.95
 
-#: Default allowance for the pre-asymptotic bend (catalogue §2.5 suggests +-0.2): the local
+#: Default allowance for the pre-asymptotic bend (verify/claims/li2/SOURCES.md §2.5 suggests
+#: +-0.2): the local
 #: slope of c h^p (1 + c' h) is p + c'h/(1 + c'h), so a grid whose coarse end has the next-order
 #: term below ~20% of the leading one stays within it. Checks choose their grids for that.
 TREND_SLACK = Tolerance(0.2, "pre-asymptotic bend of the fitted line: the next-order term is "

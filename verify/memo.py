@@ -1,28 +1,33 @@
-"""One process-wide memo for simulations that the stated forms do not enter, so a claim's negative
-control (same parameters, seed, dtype, device) reuses its check's simulation."""
+"""The one process-wide store behind :meth:`verify.run.Run.memo` and
+:meth:`verify.run.Run.memo_route`: results that the stated forms do not enter, so a claim's
+negative control (same claim, parameters, seed, dtype, device) reuses its check's results.
+
+Claims do not call it: :class:`~verify.run.Run` builds the key (see :meth:`Run.memo`)."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_CACHE: OrderedDict[str, Any] = OrderedDict()
+#: Entries kept, least recently used dropped first. The store must hold every entry a claim
+#: makes before its control asks for the first one again (some claims make a few dozen values
+#: and a dozen routes); it replaces two stores of 64 entries (values and routes) and the
+#: claim modules' own ``lru_cache``\ s of run-dependent results.
+SIZE = 128
+
+_STORE: OrderedDict[Hashable, Any] = OrderedDict()
 
 
-def cached(key: str, compute: Callable[[], T], *, size: int = 64) -> T:
-    """Memoise a simulation that the stated forms do not enter, so the negative control's run
-    (same parameters, seed, dtype, device) reuses it instead of recomputing it.
-
-    One cache per process, least recently used entries dropped beyond ``size``: it must hold
-    every entry a claim makes before its control asks for the first one again (some claims make
-    a few dozen), so the default is 64."""
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
+def cached(key: Hashable, compute: Callable[[], T], *, size: int = SIZE) -> T:
+    """``compute()`` memoised under ``key`` in the process-wide store (the low-level primitive
+    under :meth:`Run.memo`; a claim calls ``run.memo``, whose key the run builds)."""
+    if key in _STORE:
+        _STORE.move_to_end(key)
+        return _STORE[key]
     value = compute()
-    _CACHE[key] = value
-    while len(_CACHE) > size:
-        _CACHE.popitem(last=False)
+    _STORE[key] = value
+    while len(_STORE) > size:
+        _STORE.popitem(last=False)
     return value

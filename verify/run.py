@@ -2,17 +2,21 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import torch
 
 from numerics.random import make_generator
 from theory.derivation import Derivation
-from verify.evidence import to_json_value
+from verify import memo as _memo
+from verify.evidence import Evidence, to_json_value
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,16 @@ class AssumptionOutcome:
     def as_record(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "holds": self.holds,
                 "source": self.source, "detail": self.detail, "probe": self.probe}
+
+
+@dataclass(frozen=True)
+class _RouteRecord:
+    """A route's evidence and what it left on the run (replayed by :meth:`Run.memo_route`)."""
+
+    evidence: tuple[Evidence, ...]
+    derivations: tuple
+    figures: tuple[tuple[str, Any], ...]
+    assumptions: tuple
 
 
 @dataclass
@@ -83,3 +97,73 @@ class Run:
         self.data_assumptions.append(
             AssumptionOutcome(name, description or name, bool(holds), "data", detail, probe))
         return bool(holds)
+
+    def memo_key(self, name: str, key: Hashable = (), *, uses: Sequence[str] = (),
+                 scope: Literal["run", "process"] = "run") -> tuple:
+        """The key under which :meth:`memo` stores ``name`` (see there)."""
+        stated = tuple(self.stated[n] for n in uses)
+        if scope == "process":
+            return (name, "process", str(self.dtype), str(self.device), key, stated)
+        if scope != "run":
+            raise ValueError(f"memo scope {scope!r}: 'run' or 'process'")
+        return (name, self.claim_id, self.fidelity,
+                json.dumps(to_json_value(dict(self.params)), sort_keys=True), self.seed,
+                str(self.dtype), str(self.device), key, stated)
+
+    def memo(self, name: str, compute: Callable[[], T], *, key: Hashable = (),
+             uses: Sequence[str] = (), scope: Literal["run", "process"] = "run") -> T:
+        """``compute()``, computed once per (``name``, claim id, fidelity, the run's parameters,
+        seed, dtype, device, ``key``) and returned from the process-wide store after, so the
+        negative control's run (same claim, parameters, seed, dtype, device: ``is_control`` is
+        not in the key) reuses its check's simulations and derivations.
+
+        The parameters (every override included, as canonical JSON) are in the key because one
+        process may run a claim at several settings (``check --set``, ``verify stress``,
+        tests); ``key`` holds only what a check varies inside one run (a depth, a method, a
+        group, a stream).
+
+        **Never memoise anything that reads** ``run.stated``: the control's run would get the
+        check's value, computed from the other stated forms. The one exception is a form named
+        in ``uses``: its function is then in the key, so a control that swaps it recomputes
+        (:meth:`memo_route` does the same for a whole route). Nor anything that records on the
+        run (``run.figure``, ``run.derivation``, ``run.assume``) inside ``compute``: a second
+        run would not record it; record the returned value instead
+        (``run.derivation(run.memo(...))``).
+
+        ``scope="process"`` shares the value with every run in the process, whatever its claim,
+        parameters or seed (only ``name``, dtype, device and ``key`` are in the key): for a
+        computation that truly depends on none of them but through ``key`` (an exact
+        derivation at given sizes, a simulation several claims draw from one claim's streams),
+        where recomputing it per claim costs time. ``key`` must then hold everything
+        ``compute`` depends on."""
+        return _memo.cached(self.memo_key(name, key, uses=uses, scope=scope), compute)
+
+    def memo_route(self, name: str, uses: Sequence[str], route: Callable[[], Iterator[Evidence]],
+                   *, key: Hashable = ()) -> Iterator[Evidence]:
+        """The evidence of ``route()``, computed once per (the key of :meth:`memo`, the stated
+        functions named in ``uses``) and replayed, with what it left on the run (derivations,
+        figures, data assumptions), after: between a claim's run and its negative control's
+        run when the control swaps only forms the route does not read.
+
+        ``route`` reads ``run.stated`` only through the names in ``uses``; everything else it
+        computes is a pure function of the run's key and ``key``."""
+        full = (*self.memo_key(name, key, uses=uses), "route")  # apart from memo's keys
+        state: dict[str, _RouteRecord] = {}
+
+        def compute() -> _RouteRecord:
+            derivations, assumptions = len(self.derivations), len(self.data_assumptions)
+            figures = dict(self.figures)
+            evidence = tuple(route())
+            state["new"] = _RouteRecord(
+                evidence, tuple(self.derivations[derivations:]),
+                tuple((k, v) for k, v in self.figures.items()
+                      if k not in figures or figures[k] is not v),
+                tuple(self.data_assumptions[assumptions:]))
+            return state["new"]
+
+        record = _memo.cached(full, compute)
+        if "new" not in state:
+            self.derivations.extend(record.derivations)
+            self.figures.update(record.figures)
+            self.data_assumptions.extend(record.assumptions)
+        return iter(record.evidence)

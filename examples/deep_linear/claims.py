@@ -19,7 +19,7 @@ import torch
 
 from verify import (
     SEED, Assumption, Choice, Claim, Derivation, IntRange, LogUniform, NegativeControl, Route,
-    Step, cached, fit_trend, geometric_grid, ladder, ladder_compare, ladder_tolerance,
+    Step, fit_trend, geometric_grid, ladder, ladder_compare, ladder_tolerance,
     level_errors, order_evidence, register, roundoff_floors, symbolic_identity,
     trend_evidence, undecided, unit_roundoff,
 )
@@ -69,8 +69,6 @@ def _balance_symbolic(run):
 
 def _balance_flow(run, depth):
     p = run.params
-    key = f"arora2018.balance {run.seed_for(f'flow{depth}')} {depth} {dict(p)} {run.dtype} " \
-          f"{run.device}"
 
     def simulate():
         X, Y, W0 = num.deep_linear_problem(
@@ -81,7 +79,7 @@ def _balance_flow(run, depth):
         return ladder(lambda n, every: num.rk4(field, W0, dt=p["T"] / n, steps=n,
                                                record_every=every), p["steps"], p["levels"])
 
-    values = cached(key, simulate)
+    values = run.memo("balance flow", simulate, key=depth)
     Q = run.stated["balance"]
     Bs = [Q(v[..., 1:, :, :], v[..., :-1, :, :]) for v in values]  # (records, batch, N-1, d, d)
     finest = p["steps"] * 2 ** (p["levels"] - 1)
@@ -191,8 +189,6 @@ def _sigmoid_symbolic(run):
 
 def _saxe_setup(run, u0s, T, steps, levels, stream, *, every_step=False):
     p = run.params
-    key = f"saxe2014.sigmoid {stream} {run.seed_for(stream)} {dict(p)} {u0s.tolist()} {T} " \
-          f"{steps} {levels} {run.dtype} {run.device}"
     s = torch.tensor(p["s"], dtype=run.dtype, device=run.device)
 
     def simulate():
@@ -205,7 +201,8 @@ def _saxe_setup(run, u0s, T, steps, levels, stream, *, every_step=False):
             lambda n, every: num.rk4(field, y0, dt=T / n, steps=n,
                                      record_every=1 if every_step else every), steps, levels)]
 
-    return s, cached(key, simulate)  # per level: (records, batch, modes)
+    key = (stream, str(u0s.tolist()), T, steps, levels, every_step)
+    return s, run.memo("saxe ladder", simulate, key=key)  # per level: (records, batch, modes)
 
 
 def _sigmoid_flow(run):

@@ -1,11 +1,11 @@
 r"""An :math:`L`-layer network on a group task (Li2 §6), batched over configurations, with the
 layer gradients :math:`G_l`, the §6 approximation of :math:`G_{L-1}`, and per-layer irrep purity.
 
-Network (``B`` configurations on a leading axis, :class:`numerics.li2.group_trainer.Hyper`):
+Network (``B`` configurations on a leading axis, :class:`numerics.li2.trainer.Hyper`):
 :math:`F_1=\sigma(XW_1)` with :math:`XW_1` the gather :math:`W_{1,h_1}+W_{1,M+h_2}`, then for
 :math:`l=2..L` either :math:`F_l=\sigma(F_{l-1}W_l)` (plain, the §6 network) or
 :math:`F_l=\sigma(F_{l-1}+F_{l-1}W_l)` (``residual``: the author's ``other_layers``, the
-activation after the sum, catalogue §6.2), and :math:`\hat Y=\beta F_LV`. Write
+activation after the sum, verify/claims/li2/SOURCES.md §6.2), and :math:`\hat Y=\beta F_LV`. Write
 :math:`\tilde W_l=W_l` (plain) or :math:`I+W_l` (residual), so :math:`Z_l=F_{l-1}\tilde W_l`.
 Initialisation: ``nn.Linear``'s default :math:`U(\pm1/\sqrt{\rm fan\_in})`, drawn from a CPU
 generator seeded with the configuration's seed; every hidden layer is multiplied by
@@ -55,7 +55,7 @@ import torch
 
 from numerics.activations import activation as activation_by_name
 from numerics.li2.group_task import group_task
-from numerics.li2.group_trainer import History, Hyper
+from numerics.li2.trainer import History, Hyper
 from numerics.optimizers import BatchedOptimizer, OptimizerSpec
 from numerics.random import make_generator
 from numerics.li2.train_splits import SampleSet, random_splits
@@ -361,7 +361,7 @@ class DeepGroupTrainer:
     """Full-batch training of a batch of deep networks on one group task (autograd, the
     optimisers of :mod:`numerics.optimizers` with per-configuration lr and weight decay).
 
-    Records in :attr:`history` (a :class:`numerics.li2.group_trainer.History`): ``train_loss``,
+    Records in :attr:`history` (a :class:`numerics.li2.trainer.History`): ``train_loss``,
     ``train_acc`` every epoch; ``test_loss``, ``test_acc`` every ``eval_every``; ``purity``
     ``(B, L)`` every ``purity_every`` when ``projectors`` are given; all at the last epoch.
     Epoch :math:`t` is the state after :math:`t` steps.

@@ -16,6 +16,7 @@ import torch
 from numerics.activations import Activation, activation
 from numerics.errors import Diverged
 from numerics.li2.two_layer import center
+from numerics.sphere import tangent
 
 Direction = Callable[[torch.Tensor], torch.Tensor]
 
@@ -51,12 +52,6 @@ def stage2_node_update(W: torch.Tensor, X: torch.Tensor, Yt: torch.Tensor,
     G_F = (Yt @ (Yt.T @ center(F))).detach()  # a fixed cotangent, as in Stage II
     (update,) = torch.autograd.grad(F, W, grad_outputs=G_F)
     return update
-
-
-def tangent(w: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    r"""Riemannian gradient on the unit sphere: :math:`(I-\mathbf w\mathbf w^\top)\mathbf g`
-    (``w`` of unit norm, rows of a batch)."""
-    return g - (g * w).sum(-1, keepdim=True) * w
 
 
 def sphere_step(w: torch.Tensor, direction: torch.Tensor, lr: float) -> torch.Tensor:

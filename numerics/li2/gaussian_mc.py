@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import torch
 
@@ -172,17 +171,3 @@ def kernel(fn: Fn, s1: float, s2: float, rho: torch.Tensor, samples: int,
         values = fn(s1 * a) * fn(s2 * b)
         acc.add(values.sum(-1), values.square().sum(-1), size)
     return acc.estimate()
-
-
-def simultaneous_z(comparisons: int, false_alarm: float) -> float:
-    r"""The :math:`z` with :math:`P(\max_i|Z_i| > z)\le` ``false_alarm`` for ``comparisons``
-    standard normals (Bonferroni): :math:`\Phi^{-1}(1 - \alpha/(2m))`.
-
-    >>> round(simultaneous_z(1, 0.05), 2)
-    1.96
-    """
-    if not (isinstance(comparisons, int) and comparisons >= 1):
-        raise ValueError(f"comparisons: {comparisons!r} must be an integer >= 1")
-    if not 0 < false_alarm < 1:
-        raise ValueError(f"false_alarm: {false_alarm!r} must lie in (0, 1)")
-    return NormalDist().inv_cdf(1 - false_alarm / (2 * comparisons))

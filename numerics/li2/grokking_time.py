@@ -1,4 +1,4 @@
-r"""Grokking times from a trainer's :class:`numerics.li2.group_trainer.History`, with censoring.
+r"""Grokking times from a trainer's :class:`numerics.li2.trainer.History`, with censoring.
 
 The grokking time of a configuration at threshold :math:`a` is the first logged epoch at which
 its test accuracy is :math:`\ge a` (Li2 §7: :math:`a = 0.5` and :math:`0.99`). Test accuracy is
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from numerics.li2.group_trainer import History
+from numerics.li2.trainer import History
 
 #: censoring_side values
 EXACT, LOWER, UPPER, UNBOUNDED = 0, 1, -1, 2

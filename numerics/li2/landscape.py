@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from numerics import sphere
 from numerics.activations import Activation
 from numerics.li2.energy import sphere_step, tangent
 from numerics.errors import Diverged, check_ascent_settings
@@ -64,11 +65,7 @@ def riemannian_hessian(w: torch.Tensor, task: GroupTask, act: Activation,
     H = hessian(w, task, act)
     x = w.detach().requires_grad_(True)
     (g,) = torch.autograd.grad(group_energy(x, task, act).sum(), x)
-    w = w.detach()
-    eye = torch.eye(w.shape[-1], dtype=w.dtype, device=w.device)
-    P = eye - w[:, :, None] * w[:, None, :]
-    radial = (w * g).sum(-1)[:, None, None]
-    return P @ (H - radial * eye) @ P
+    return sphere.riemannian_hessian(w.detach(), g, H)
 
 
 def tangent_spectrum(w: torch.Tensor, hessian: torch.Tensor) -> torch.Tensor:

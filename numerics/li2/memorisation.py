@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
+from numerics import sphere
 from numerics.activations import ACTIVATIONS, Activation
 from numerics.li2.energy import (
     energy,
@@ -232,8 +233,7 @@ def lagrangian_curvature(s: torch.Tensor, p: torch.Tensor, act: Activation,
     d2 = torch.autograd.grad(d1.sum(), z)[0] if d1.requires_grad else torch.zeros_like(s)
     D = torch.diag_embed(p * d2 - 2 * lam[..., None])
     w = s / s.norm(dim=-1, keepdim=True)
-    P = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device) - w[:, :, None] * w[:, None, :]
-    return tangent_spectrum(w, P @ D @ P).abs().amin(-1)
+    return tangent_spectrum(w, sphere.tangent_projection(w, D)).abs().amin(-1)
 
 
 def phi_sensitivity(act: Activation, s: torch.Tensor, threshold: float) -> torch.Tensor:
@@ -394,11 +394,8 @@ def riemannian_hessian(w: torch.Tensor, X: torch.Tensor, labels: torch.Tensor,
                        act: Activation) -> torch.Tensor:
     r""":math:`P_T(\nabla^2\mathcal E-(\mathbf w^\top\nabla\mathcal E)I)P_T` at each unit row
     of ``w`` (``(B, d)`` in, ``(B, d, d)`` out), :math:`P_T=I-\mathbf w\mathbf w^\top`."""
-    H = energy_hessian(w, X, labels, act)
-    radial = (w * energy_gradient(w, X, labels, act)).sum(-1)[:, None, None]
-    eye = torch.eye(w.shape[-1], dtype=w.dtype, device=w.device)
-    P = eye - w[:, :, None] * w[:, None, :]
-    return P @ (H - radial * eye) @ P
+    return sphere.riemannian_hessian(w, energy_gradient(w, X, labels, act),
+                                     energy_hessian(w, X, labels, act))
 
 
 @dataclass(frozen=True)

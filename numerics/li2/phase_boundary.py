@@ -5,7 +5,7 @@ at which the network starts to generalise.
 :func:`phase_point` is a point function: its arguments and its result are plain JSON data (a
 group *name*, lists of ratios and seeds, numbers and strings), so a sweep can dispatch it to
 another process or machine. It trains every (ratio, seed) configuration in one batch with
-:class:`numerics.li2.group_trainer.GroupTrainer`. For one seed the training sets at different
+:class:`numerics.li2.trainer.GroupTrainer`. For one seed the training sets at different
 ratios are nested (the trainer takes the first :math:`n` pairs of one seeded permutation), so
 a seed's outcome is close to monotone in :math:`p`.
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 
 GROKKED = 0.99
@@ -122,7 +122,7 @@ def phase_point(group: str, p_values: Sequence[float], seeds: Sequence[int], epo
     the test accuracy against :math:`p` and the thresholds (module docstring).
 
     ``eta`` is the optimiser's weight decay (the author's code's ``weight_decay``); the
-    network, losses and initialisation are :mod:`numerics.li2.group_trainer`'s. A seed *groks* at
+    network, losses and initialisation are :mod:`numerics.li2.trainer`'s. A seed *groks* at
     a ratio when its test accuracy reaches 0.99 at some evaluated epoch (every
     ``eval_every`` epochs and the last). Returns JSON data: the arguments, per ratio and seed
     the final and best test accuracy, the final training accuracy and the first epoch at

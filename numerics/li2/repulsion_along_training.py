@@ -9,7 +9,8 @@ Routes (:func:`ridge_routes`, batched over leading axes):
 * stable: :func:`numerics.li2.ridge_inverse.ridge_inverse_svd` (the eigendecomposition of
   :math:`\tilde F^\top\tilde F` through the thin SVD, no cancellation) and
   :func:`numerics.li2.ridge_inverse.ridge_inverse_cholesky` (a solve);
-* Woodbury, as the third party writes it (arXiv 2605.08119, catalogue §7.2): a caller-supplied
+* Woodbury, as the third party writes it (arXiv 2605.08119, verify/claims/li2/SOURCES.md §7.2): a
+  caller-supplied
   formula, evaluated in a chosen precision (their float64, or float32 as on an MPS device),
   normally :math:`B_W=\eta^{-1}\big(I_K-\tilde F^\top(\tilde F\tilde F^\top+\eta I_n)^{-1}
   \tilde F\big)`.
@@ -43,7 +44,7 @@ from itertools import pairwise
 import torch
 from scipy import stats
 
-from numerics.li2.group_trainer import GroupTrainer
+from numerics.li2.trainer import GroupTrainer
 from numerics.li2.ridge_inverse import (
     null_projector,
     ridge_inverse_cholesky,

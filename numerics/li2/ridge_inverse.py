@@ -9,14 +9,14 @@ Routes for :math:`B` (all batched over leading dimensions of ``Ft``):
   term is the null space of :math:`\tilde F` and is present only when :math:`K > n`. No
   subtraction of nearly equal numbers, so its error is that of the SVD.
 * :func:`ridge_inverse_cholesky`: a Cholesky factorisation of :math:`\tilde F^\top\tilde F+\eta I`.
-* :func:`ridge_inverse_woodbury`: the third party's route (arXiv 2605.08119, §7 of the
-  catalogue)
+* :func:`ridge_inverse_woodbury`: the third party's route (arXiv 2605.08119,
+  verify/claims/li2/SOURCES.md §7)
   :math:`B = \eta^{-1}\big(I - \tilde F^\top(\tilde F\tilde F^\top+\eta I_n)^{-1}\tilde F\big)`,
   an :math:`n\times n` solve. It subtracts two terms of size :math:`1/\eta` to get entries of size
   :math:`1/(s^2+\eta)`: catastrophic cancellation when :math:`\eta \ll s^2`.
 
 The residual operator is built from its definition
-:math:`P_\eta(F) = I - F(F^\top F+\eta I)^{-1}F^\top` (catalogue §2.1), evaluated through the thin
+:math:`P_\eta(F) = I - F(F^\top F+\eta I)^{-1}F^\top` (SOURCES §2.1), evaluated through the thin
 SVD :math:`F = U\,\mathrm{diag}(s)\,V^\top` as
 :math:`(I - UU^\top) + U\,\mathrm{diag}\big(\eta/(s^2+\eta)\big)U^\top`: the same matrix, without
 the cancellation :math:`1 - s^2/(s^2+\eta)` that a literal solve suffers for small

@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from numerics.bisection import bisect
 from numerics.li2.energy import tangent
 from numerics.errors import Diverged
 from numerics.li2.group_task import group_task
@@ -123,12 +124,10 @@ def cyclic_operator_deviation(weights: torch.Tensor, iterations: int = 64) -> to
     lam = (weights - 1).sort(-1).values
 
     def extreme(lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
-        a, b = lo.clone(), hi.clone()
-        for _ in range(iterations):
-            mid = (a + b) / 2
-            below = (1 / (lam - mid[..., None])).sum(-1) < 0   # the root lies above mid
-            a, b = torch.where(below, mid, a), torch.where(below, b, mid)
-        return torch.where(hi > lo, (a + b) / 2, hi)
+        # the secular function is negative below the root
+        root = bisect(lambda mid: (1 / (lam - mid[..., None])).sum(-1) < 0, lo, hi,
+                      iterations=iterations).midpoint
+        return torch.where(hi > lo, root, hi)
 
     top = extreme(lam[..., -2], lam[..., -1])
     bottom = extreme(lam[..., 0], lam[..., 1])
@@ -313,12 +312,17 @@ def vertex_thresholds(right: torch.Tensor, vertices: torch.Tensor, projectors: t
             x, right, mask, square_terms), lr, budget, gtol, with_gradient=True)
         return component_purity(result.w, projectors) >= purity_min, result.grad_norm
 
-    for _ in range(bisections):
-        mid = (log_lo + log_hi) / 2
+    last: dict[str, torch.Tensor] = {}
+
+    def lost(mid: torch.Tensor) -> torch.Tensor:
+        """True where the vertex is lost at ratio e^mid: the threshold lies above it."""
         mask = (U < mid.exp()[..., None, None]).to(vertices.dtype)
         kept, grad_norm = retained(mask, steps)
-        log_hi = torch.where(kept, mid, log_hi)
-        log_lo = torch.where(kept, log_lo, mid)
+        last.update(mask=mask, kept=kept, grad_norm=grad_norm)
+        return ~kept
+
+    log_lo, log_hi, _, _ = bisect(lost, log_lo, log_hi, iterations=bisections)
+    mask, kept, grad_norm = last["mask"], last["kept"], last["grad_norm"]
     flips = None
     if recheck_steps is not None:
         flips = int((retained(mask, recheck_steps)[0] != kept).sum())

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
+from numerics import sphere
 from numerics.activations import Activation
 from numerics.li2.energy import sphere_step, tangent
 from numerics.errors import Diverged, check_ascent_settings
@@ -171,10 +172,7 @@ def modified_riemannian_hessian(w: torch.Tensor, task: GroupTask, residual: torc
     J = (2 * z)[:, :, None] * X  # diag(2z) X, (B, n, 2M)
     RJ = residual.T @ J  # (B, M, 2M)
     H = RJ.transpose(-1, -2) @ RJ + X.T @ (2 * Az2[:, :, None] * X)
-    eye = torch.eye(w.shape[-1], dtype=w.dtype, device=w.device)
-    P = eye - w[:, :, None] * w[:, None, :]
-    radial = (w * g).sum(-1)[:, None, None]
-    return P @ (H - radial * eye) @ P
+    return sphere.riemannian_hessian(w, g, H)
 
 
 def component_mass(w: torch.Tensor, projectors: torch.Tensor, M: int) -> torch.Tensor:

@@ -6,7 +6,8 @@ keeps :math:`n_b = M^2 - \lceil (1 - p_b) M^2\rceil` training pairs (scikit-lear
 ``train_test_split(test_size = 1 - p)`` count, used by the author's code: :math:`p = 0.4`,
 :math:`M = 71` gives :math:`n = 2016`): the first :math:`n_b` entries of
 ``torch.randperm(M^2)`` drawn from a CPU generator seeded with the configuration's data seed,
-the rest are its test pairs. These are exactly the third party's sets (catalogue §7.1); the
+the rest are its test pairs. These are exactly the third party's sets (verify/claims/li2/SOURCES.md
+§7.1); the
 author's split (scikit-learn's shuffle) differs in which pairs, not in how many. Each set is
 stored sorted by sample number (the loss is a sum over samples, so the order changes nothing
 but rounding), which makes the rows :math:`h_1` of consecutive samples equal: the trainer's

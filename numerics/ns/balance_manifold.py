@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from numerics.bisection import bisect
 from numerics.errors import Diverged
 from numerics.ns.steepest_flows import ProductFlow, check_exponent, product_velocity
 
@@ -39,14 +40,9 @@ def factors_on_manifold(x: torch.Tensor, offsets: torch.Tensor, q: torch.Tensor,
     def P(u: torch.Tensor) -> torch.Tensor:
         return torch.where(mask > 0, u[None] + offsets, torch.ones_like(offsets)).prod(0)
 
-    lo, hi = torch.zeros_like(X), X ** (1 / depth)
-    for _ in range(MAX_HALVINGS):
-        mid = 0.5 * (lo + hi)
-        if bool(((mid == lo) | (mid == hi)).all()):
-            break
-        below = P(mid) < X
-        lo, hi = torch.where(below, mid, lo), torch.where(below, hi, mid)
-    else:
+    lo, hi, _, adjacent = bisect(lambda mid: P(mid) < X, torch.zeros_like(X), X ** (1 / depth),
+                                 iterations=MAX_HALVINGS, until_adjacent=True)
+    if not adjacent:
         raise Diverged("factors_on_manifold: bisection did not reach adjacent floats")
     u = torch.where((P(lo) - X).abs() <= (P(hi) - X).abs(), lo, hi)
     magnitudes = (u[None] + offsets) ** (1 / q)

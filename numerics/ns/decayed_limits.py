@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
+from numerics.bisection import bisect
 from numerics.errors import Diverged
 from numerics.ns.steepest_flows import (
     GradFn,
@@ -93,14 +94,9 @@ def switching_gradient(W: torch.Tensor, q: torch.Tensor, mask: torch.Tensor, *,
 
     rising = rate(lo) > 0
     bracketed = rising & (rate(hi) <= 0)
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        up = rate(mid) > 0
-        new_lo, new_hi = torch.where(up, mid, lo), torch.where(up, hi, mid)
-        if torch.equal(new_lo, lo) and torch.equal(new_hi, hi):
-            break  # at roundoff: every later iteration repeats this one
-        lo, hi = new_lo, new_hi
-    return torch.where(bracketed, 0.5 * (lo + hi), torch.full_like(lo, math.nan))
+    g = bisect(lambda mid: rate(mid) > 0, lo, hi, iterations=iterations,
+               until_adjacent=True).midpoint
+    return torch.where(bracketed, g, torch.full_like(lo, math.nan))
 
 
 def sign_box_radius(mask: torch.Tensor, decoupled: torch.Tensor, *, lo: float, hi: float,
@@ -121,14 +117,8 @@ def sign_box_radius(mask: torch.Tensor, decoupled: torch.Tensor, *, lo: float, h
         return x_velocity(W, minus, q, mask, decoupled=decoupled)
 
     bracketed = (rate(log_lo) > 0) & (rate(log_hi) < 0)
-    for _ in range(iterations):
-        mid = 0.5 * (log_lo + log_hi)
-        up = rate(mid) > 0
-        new_lo, new_hi = torch.where(up, mid, log_lo), torch.where(up, log_hi, mid)
-        if torch.equal(new_lo, log_lo) and torch.equal(new_hi, log_hi):
-            break  # at roundoff: every later iteration repeats this one
-        log_lo, log_hi = new_lo, new_hi
-    radius = (0.5 * (log_lo + log_hi)).exp()
+    radius = bisect(lambda mid: rate(mid) > 0, log_lo, log_hi, iterations=iterations,
+                    until_adjacent=True).midpoint.exp()
     return torch.where(bracketed, radius, torch.full_like(radius, math.nan))
 
 
@@ -136,7 +126,8 @@ def sign_box_radius(mask: torch.Tensor, decoupled: torch.Tensor, *, lo: float, h
 class SmoothedSignFlow:
     r"""The sign flow (:math:`q = 1`) with the sign smoothed,
     :math:`\dot w_i = -\tanh((\partial_{w_i}F + \alpha_c w_i)/\varepsilon) - \alpha_d w_i`,
-    a field ``(t, W) -> dW/dt`` on ``(L_max, B, d)`` (catalogue §4.0: tanh(g/eps) for a
+    a field ``(t, W) -> dW/dt`` on ``(L_max, B, d)`` (verify/claims/ns/SOURCES.md §4.0: tanh(g/eps)
+    for a
     continuous q = 1 flow). With coupled decay only its rest points are exactly those of the
     sign flow and of every q (:math:`\tanh(v/\varepsilon) = 0 \iff v = 0`), whatever
     :math:`\varepsilon`; ``coupled``, ``decoupled`` are ``(B, 1)``."""
@@ -278,7 +269,7 @@ def _rk4_step_from(field: Callable[[float, torch.Tensor], torch.Tensor], y: torc
 def dropped_sign_descent(flow: ProductFlow, W0: torch.Tensor, *, lr: float, steps: int,
                          final_fraction: float = 0.2, drop: float = 10.0) -> torch.Tensor:
     r"""``steps`` steps of :func:`numerics.ns.steepest_flows.steepest_descent`, the last
-    ``final_fraction`` of them at ``lr / drop`` (the catalogue's schedule: lr divided by 10 for
+    ``final_fraction`` of them at ``lr / drop`` (the schedule of SOURCES §4.15: lr divided by 10 for
     the last 20% of steps); returns the final factors."""
     if not 0 < final_fraction < 1 or drop < 1:
         raise ValueError(f"final_fraction, drop: need 0 < final_fraction < 1 and drop >= 1, "

@@ -1,6 +1,7 @@
 r"""Steepest flows of exponent :math:`q` on :math:`x = \prod_{i=1}^L w_i` for the exponential loss
 on separable data, run towards zero loss, and the quantities that say which margin problem they
-approach (Never Saddle, later "Cor. 4.13"; catalogue §4.13, §6 item 2). Batched: factors
+approach (Never Saddle, later "Cor. 4.13"; verify/claims/ns/SOURCES.md §4.13, §6 item 2). Batched:
+factors
 ``(L_max, B, k)`` with a depth mask as in :mod:`numerics.ns.steepest_flows`, one data set per batch
 entry.
 

@@ -280,7 +280,8 @@ def default_regression(generator: torch.Generator, *, N: int = 10, d: int = 20,
                        x_star: tuple[float, ...] = (1.0, -0.7, 0.5),
                        device: torch.device | str = "cpu",
                        dtype: torch.dtype = torch.float64) -> tuple[Regression, torch.Tensor]:
-    r"""The catalogue's default problem (§4.0): :math:`A_{kl} \sim \mathcal N(0, 1/d)`,
+    r"""The default problem of verify/claims/ns/SOURCES.md §4.0: :math:`A_{kl} \sim \mathcal N(0,
+    1/d)`,
     :math:`x^\star = (1, -0.7, 0.5, 0, \ldots)`, :math:`y = Ax^\star`. Returns the problem and
     :math:`x^\star`."""
     if N < 1 or d < len(x_star):

@@ -8,7 +8,8 @@ Everything starts from the :math:`\beta`-scaled top-layer objective
           + \eta\|V\|_F^2\big), \qquad \dot V = -\partial J_\beta/\partial V,
 
 (§7 writes it without the :math:`\tfrac12`, which rescales time only; Eq. 68's model has
-:math:`\eta = 0`). The paper leaves open which object is :math:`G` (catalogue §2.4); both
+:math:`\eta = 0`). The paper leaves open which object is :math:`G` (verify/claims/li2/SOURCES.md
+§2.4); both
 readings are derived here:
 
 * ``"EV^T"``: :math:`G = EV^\top`, :math:`E = \tilde Y - \beta\tilde FV` (App. C's definition

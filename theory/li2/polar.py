@@ -7,7 +7,8 @@ For an SVD :math:`G = U D V^\top` the Muon direction is :math:`\hat G = U V^\top
 
 Here the inner product is derived from its definition :math:`\sum_{ij} \hat G_{ij} G_{ij}`,
 once for every real 2x2 matrix in angle form and once for symbolic factors of any size.
-Also here: why the author's quintic Newton-Schulz steps (§6.4 of the catalogue) can never flip
+Also here: why the author's quintic Newton-Schulz steps (verify/claims/li2/SOURCES.md §6.4) can
+never flip
 the sign of a singular value.
 """
 from __future__ import annotations

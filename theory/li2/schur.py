@@ -67,7 +67,8 @@ def derive_ridge_inverse_entry(n: int, K: int, j: int, l: int) -> Derivation:
 
 
 def residual_operator(F: sp.Matrix, eta: sp.Expr) -> sp.Matrix:
-    r""":math:`P_\eta(F) = I - F(F^\top F + \eta I)^{-1}F^\top` (catalogue §2.1), by its
+    r""":math:`P_\eta(F) = I - F(F^\top F + \eta I)^{-1}F^\top` (verify/claims/li2/SOURCES.md
+    §2.1), by its
     definition."""
     n, k = F.shape
     if k == 0:

@@ -1,6 +1,6 @@
 r"""Escape times from the saddle at the origin of the steepest flow on
-:math:`x = \prod_{i=1}^L w_i` (Never Saddle, abstract and Fig. 3, catalogue ``ns.x.escape``),
-and the first jump of Pesme & Flammarion 2023 (catalogue §5.4), derived from the flows.
+:math:`x = \prod_{i=1}^L w_i` (Never Saddle, abstract and Fig. 3, verify/claims/ns/SOURCES.md
+§4.14), and the first jump of Pesme & Flammarion 2023 (SOURCES §5.4), derived from the flows.
 
 **Frozen gradient** (:func:`derive_frozen_escape`). One coordinate, :math:`f(x) = -Gx`
 (:math:`G > 0`, so :math:`x` grows), start :math:`w_1 = 0`, :math:`w_i = a` (:math:`i \ge 2`,
@@ -370,7 +370,7 @@ class FirstJump:
 
 @cache
 def derive_first_jump() -> Derivation:
-    r"""Pesme & Flammarion 2023 (catalogue §5.4), from the gradient flow on
+    r"""Pesme & Flammarion 2023 (SOURCES §5.4), from the gradient flow on
     :math:`\beta = u\odot v` (one coordinate; the flow is separable given :math:`g`)."""
     d = Derivation("Pesme & Flammarion: mirror map and first jump time, beta = u v")
     u, v, g = sp.symbols("u v g", real=True)

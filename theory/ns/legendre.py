@@ -21,7 +21,8 @@ whole story.
 * :func:`derive_depth_threshold`: the exponent of that integrand at infinity written in the
   metric exponent :math:`m`, and the depth at which it changes sign.
 
-Reading of "Legendre" (catalogue §3): proper, closed, strictly convex on the interior of its
+Reading of "Legendre" (verify/claims/ns/SOURCES.md §3): proper, closed, strictly convex on the
+interior of its
 domain and essentially smooth (:math:`|\nabla R| \to \infty` at the boundary of the domain);
 "valid" (a mirror flow driven by any gradient exists for all time) adds :math:`\nabla R`
 onto :math:`\mathbb R`.

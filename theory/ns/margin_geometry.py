@@ -1,7 +1,8 @@
 r"""The margin problem selected by the steepest flow of exponent :math:`q` on the diagonal
 reparameterisation :math:`x = \prod_{i=1}^L w_i` (:math:`L = 1`: :math:`x = w`) for the
-exponential loss on linearly separable data (Never Saddle, later "Cor. 4.13"; catalogue §4.13,
-§5.5-5.6), derived from the definitions.
+exponential loss on linearly separable data (Never Saddle, later "Cor. 4.13";
+verify/claims/ns/SOURCES.md
+§4.13, §5.5, §5.6), derived from the definitions.
 
 Chain of the derivation:
 

@@ -2,7 +2,7 @@ r"""Balance and mirror metric of the steepest flow on the diagonal reparameteris
 :math:`x = \prod_{i=1}^L w_i` (Never Saddle Example 3.2, Def. 3.3, Lemma 4.4, Def. 4.5,
 Thm 4.6), derived from the parameter flow alone.
 
-The flow (§3 of the catalogue), coordinate by coordinate (the model is separable, so one
+The flow (verify/claims/ns/SOURCES.md §3), coordinate by coordinate (the model is separable, so one
 coordinate is the whole story), with :math:`g = f'(x)`:
 
 .. math:: \dot w_i = -\operatorname{sign}(\partial_{w_i}F + \alpha_c w_i)\,

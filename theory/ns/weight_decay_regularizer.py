@@ -2,7 +2,7 @@ r"""Weight decay on the diagonal reparameterisation :math:`x = \prod_{i=1}^L w_i
 regulariser of the steepest mirror flow (Never Saddle Thm 4.14), the fixed points of the
 decayed flows, and Table 1's regulariser types, derived from the parameter flow alone.
 
-The flows (catalogue §3), coordinate by coordinate, with :math:`\psi_q(v) =
+The flows (verify/claims/ns/SOURCES.md §3), coordinate by coordinate, with :math:`\psi_q(v) =
 \operatorname{sign}(v)|v|^{q-1}` and :math:`g = f'(x)`:
 
 .. math:: \text{decoupled: } \dot w_i = -\psi_q(\partial_{w_i}F) - \alpha w_i, \qquad

@@ -1,11 +1,11 @@
 r"""The landscape of :math:`\mathcal E` on the group task (:math:`\sigma(x)=x^2`, full data,
 :math:`\|\mathbf w\|=1`), Thm. 2: the random-start projected ascent to its local maxima
-(:func:`landscape`, cached, with its settings :data:`ASCENT`), the maxima it finds
+(:func:`landscape`, memoised, with its settings :data:`ASCENT`), the maxima it finds
 (:func:`maxima`), and :func:`tangent_inertia` (exact rank, float64 signs) of the Riemannian
 Hessian at an exact point.
 
 Used by ``li2.thm2`` (Thm. 2), ``li2.cor1`` (Cor. 1) and ``li2.cor2`` (Cor. 2): they share one
-cached ascent per group and seed.
+ascent per group, settings and seed (``run.memo`` with ``scope="process"``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import torch
 
@@ -73,13 +72,17 @@ ASCENT = {
 
 
 def landscape(run: Run, name: str) -> TimedLandscape:
+    """The ascent for group ``name``, memoised for every claim in the process: it depends on
+    the group, the :data:`ASCENT` settings, :func:`landscape_seed`, device and dtype alone (not
+    on the claim), so li2.thm2, li2.cor1, li2.cor2 and their controls share one."""
     p = run.params
-    return _landscape(name, p["starts"], p["lr_scale"], p["max_steps"], p["gtol_u"],
-                      p["hessian_samples"], landscape_seed(run, name), str(run.device),
-                      str(run.dtype))
+    args = (name, p["starts"], p["lr_scale"], p["max_steps"], p["gtol_u"],
+            p["hessian_samples"], landscape_seed(run, name))
+    return run.memo("li2 group landscape",
+                    lambda: _landscape(*args, str(run.device), str(run.dtype)), key=args,
+                    scope="process")
 
 
-@lru_cache(maxsize=64)
 def _landscape(name: str, starts: int, lr_scale: float, max_steps: int, gtol_u: float,
                hessian_samples: int, seed: int, device: str, dtype: str) -> TimedLandscape:
     G = build_group(name)

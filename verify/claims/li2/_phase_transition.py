@@ -14,15 +14,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from numerics.li2.phase_boundary import group_table, phase_sweep_point
-from verify import Run, cached, run_sweep
+from verify import Run, run_sweep
 
-#: The code's critical_ratio_multiplier (catalogue §6.1): p = 2.7482 ln M / M.
+#: The code's critical_ratio_multiplier (verify/claims/li2/SOURCES.md §6.1): p = 2.7482 ln M / M.
 CODE_C = 2.7482
 
 
 def code_line(M: int, max_dk: int) -> float:
     """The author's critical ratio 2.7482 corr ln M / M, corr = max d_k / 2 for non-abelian
-    collections (catalogue §6.1), 1 otherwise."""
+    collections (SOURCES §6.1), 1 otherwise."""
     return CODE_C * (max_dk / 2 if max_dk > 1 else 1.0) * math.log(M) / M
 
 
@@ -39,8 +39,9 @@ def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any
     """:func:`phase_point` for each group (name -> max d_k), one point per group through
     :func:`verify.sweep.run_sweep`: in this process by default, on a Dask cluster with
     ``$THEORY_VERIFY_SWEEP_BACKEND=dask``, each finished group streamed into the results store.
-    Cached per panel (the stated forms do not enter, so the control and ``li2.thm4`` reuse the
-    runs)."""
+    Memoised per panel for every claim in the process (``scope="process"``: the points hold
+    all the training depends on, no stated form enters), so the control and ``li2.thm4``
+    reuse the runs."""
     points = []
     for name, max_dk in groups.items():
         M = int(group_table(name).shape[0])
@@ -58,7 +59,7 @@ def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any
                                          for o in report.failed))
         return report.results
 
-    return cached(f"li2.fig5 {points}", sweep, size=64)
+    return run.memo("li2.fig5 phase points", sweep, key=str(points), scope="process")
 
 
 _COMMON = {"loss": "mse_class", "activation": "x2", "eval_every": 10, "dtype": "float32"}

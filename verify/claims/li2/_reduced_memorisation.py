@@ -1,7 +1,7 @@
 r"""The reduced memorisation problem of App. A.4: maximise
 :math:`F(\mathbf s)=\sum_gp_g\sigma(s_g)` over :math:`\mathbf s\ge0,\ \|\mathbf s\|^2\le2`
 by projected gradient ascent from many starts (:func:`optimise_reduced`), for random Dirichlet
-:math:`\mathbf p` (:func:`reduced_optima`, cached, one seed for both lemmas), with the
+:math:`\mathbf p` (:func:`reduced_optima`, memoised, one seed for both lemmas), with the
 optimum's convergence bounds (:class:`ReducedOptima`), the active-set threshold, the
 assumptions and figures every reduced-problem check records, Thm. 5's hypothesis
 :math:`\sigma'>0`, and the activations, parameters and assumptions Lemmas 5 and 6 share.
@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import torch
@@ -89,13 +88,17 @@ def reduced_seed(run: Run, name: str) -> int:
 
 
 def reduced_optima(run: Run, name: str) -> ReducedOptima:
+    """The reduced optima for activation ``name``, memoised for every claim in the process
+    (``scope="process"``): they depend on these parameters, :func:`reduced_seed`, device and
+    dtype alone, so li2.lemma5 and li2.lemma6 share them."""
     p = run.params
-    return _reduced_optima(name, p["M"], p["problems"], p["random_starts"], p["alpha"],
-                           p["lr_scale"], p["max_steps"], p["gtol_factor"],
-                           reduced_seed(run, name), str(run.device), str(run.dtype))
+    args = (name, p["M"], p["problems"], p["random_starts"], p["alpha"], p["lr_scale"],
+            p["max_steps"], p["gtol_factor"], reduced_seed(run, name))
+    return run.memo("li2 reduced optima",
+                    lambda: _reduced_optima(*args, str(run.device), str(run.dtype)), key=args,
+                    scope="process")
 
 
-@lru_cache(maxsize=64)
 def _reduced_optima(name: str, M: int, problems: int, random_starts: int, alpha: float,
                     lr_scale: float, max_steps: int, gtol_factor: float, seed: int,
                     device: str, dtype: str) -> ReducedOptima:

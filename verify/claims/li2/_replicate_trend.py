@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from numerics.slopes import loglog_slope
 from verify import LEVEL, TrendFit
 
 
@@ -35,7 +36,7 @@ def replicate_trend(sizes: Sequence[float], h: Sequence[float], values: Any,
         return TrendFit(np.asarray(sizes, float), np.exp(x), v, np.zeros_like(v),
                         np.ones(G, bool), np.full(v.shape[0], math.nan), math.nan, nan, level,
                         "zero")
-    orders = np.array([np.polyfit(x, np.log(row), 1)[0] for row in v])
+    orders = np.array([loglog_slope(h, row) for row in v])
     mean = float(orders.mean())
     half = float(stats.t.ppf(0.5 + level / 2, df=orders.size - 1) * orders.std(ddof=1)
                  / math.sqrt(orders.size))
@@ -47,5 +48,4 @@ def stated_order(scale: Callable[[float], float], sizes: Sequence[float],
                  h: Sequence[float]) -> float:
     """Least-squares slope of log ``scale(size)`` on log ``h`` over the grid: the order a
     stated scale predicts, in the convention of :func:`replicate_trend`."""
-    y = np.log([float(scale(float(s))) for s in sizes])
-    return float(np.polyfit(np.log(np.asarray(h, float)), y, 1)[0])
+    return loglog_slope(h, [float(scale(float(s))) for s in sizes])

@@ -17,7 +17,6 @@ from theory.li2.stage1_expansion import derive_small_time_series
 from verify import (
     Evidence,
     Run,
-    cached,
     fit_trend,
     geometric_grid,
     order_along,
@@ -115,11 +114,12 @@ def remainder_trend(run: Run, quantity: str, remainder: Callable[..., torch.Tens
     point, floors = the flow's error bound + the subtraction's roundoff
     :math:`4(n+K+M)u(\|G\|_F + \|G - r\|_F)`, stated order = that of ``scale`` on the grid.
     ``problem`` is ``(stream, F, Y, U)`` from :func:`small_time_problems`; the flow does not
-    depend on the stated forms, so it is cached for the negative control's run."""
+    depend on the stated forms, so it is memoised for the negative control's run."""
     stream, F, Y, U = problem
-    key = (f"{run.claim_id} {stream} {run.seed_for(stream)} {tuple(F.shape)} {tuple(Y.shape)} "
-           f"{taus.tolist()} {alphas.tolist()} {eta} {steps} {run.dtype} {run.device}")
-    G, V0, t, G_bound = cached(key, lambda: small_time_G(F, Y, U, eta, taus, alphas, steps))
+    key = (stream, tuple(F.shape), tuple(Y.shape), str(taus.tolist()), str(alphas.tolist()),
+           eta, steps)
+    G, V0, t, G_bound = run.memo("small-time flow",
+                                 lambda: small_time_G(F, Y, U, eta, taus, alphas, steps), key=key)
     Ft, Yt = center(F)[:, None], center(Y)[:, None]
     r = remainder(G, Ft, Yt, V0, t[..., None, None])
     n, K, M = F.shape[-2], F.shape[-1], Y.shape[-1]
@@ -134,11 +134,13 @@ def remainder_trend(run: Run, quantity: str, remainder: Callable[..., torch.Tens
                           parameters={**parameters, "steps": steps})
 
 
-def series_derivation(size: Mapping[str, int]):
-    """:func:`derive_small_time_series` at ``size``, cached (the stated forms do not enter;
-    li2.prop1 and li2.prop2 share it)."""
-    return cached(f"small-time series {dict(size)}",
-                  lambda: derive_small_time_series(size["n"], size["K"], size["M"]))
+def series_derivation(run: Run, size: Mapping[str, int]):
+    """:func:`derive_small_time_series` at ``size``, memoised for every claim in the process
+    (``scope="process"``: an exact derivation of the sizes alone, no stated form enters;
+    li2.prop1, li2.prop2, li2.sec3-zero-init and li2.c3-beta share it)."""
+    return run.memo("small-time series",
+                    lambda: derive_small_time_series(size["n"], size["K"], size["M"]),
+                    key=str(dict(size)), scope="process")
 
 
 def mean_time_unit(F: torch.Tensor, eta: float) -> float:

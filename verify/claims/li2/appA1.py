@@ -1,8 +1,9 @@
 # ruff: noqa: N999 - the module is named after the claim id li2.appA1
 r"""li2.appA1 (alias li2.secA1): the facts in the proof of Theorem 2 (App. A.1, Eqs. 13-25).
 
-The printed forms of Eqs. 13-25 are taken from the catalogue's transcription
-(shared/papers/li2.md, ``li2.thm2`` proof outline and ``li2.secA1``); each is compared with the
+The printed forms of Eqs. 13-25 are taken from the transcription in
+verify/claims/li2/SOURCES.md ``li2.thm2`` and ``li2.secA1`` (the proof outline); each is compared
+with the
 toolkit's derivation from the definitions (:mod:`theory.li2.thm2_proof`, :mod:`theory.li2.top_down`)
 and with float64 evaluations (:mod:`numerics.li2.group_task`, :mod:`numerics.li2.top_down`):
 
@@ -55,7 +56,6 @@ from verify import (
     at_least,
     compare,
     register,
-    reused_route,
     roundoff,
     symbolic_identity,
     unit_roundoff,
@@ -377,20 +377,19 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
 
 def check(run: Run) -> Iterator[Evidence]:
     # The negative control swaps only Eq. 15's form: its run replays the evidence of the
-    # routes that do not read it (verify.route_reuse), keyed by the forms they read.
+    # routes that do not read it (run.memo_route), keyed by the forms they read.
     p = run.params
     for name in p["symbolic_groups"]:
         G = build_group(name)
-        yield from reused_route(run, ("sums", name), ("target_sums",),
-                                lambda G=G: _symbolic_sums(run, G))
+        yield from run.memo_route("sums", ("target_sums",),
+                                  lambda G=G: _symbolic_sums(run, G), key=name)
         yield from _symbolic_eq15(run, G)
-        yield from reused_route(run, ("eq20", name), ("eq20",),
-                                lambda G=G: _symbolic_eq20(run, G))
+        yield from run.memo_route("eq20", ("eq20",), lambda G=G: _symbolic_eq20(run, G),
+                                  key=name)
     for name in p["schur_groups"]:
-        yield from reused_route(run, ("schur", name), ("case1", "case2"),
-                                lambda name=name: _schur(run, build_group(name)))
-    yield from reused_route(run, ("S", p["decomposition_size"]), ("S_x2",),
-                            lambda: iter([_s_decomposition(run)]))
+        yield from run.memo_route("schur", ("case1", "case2"),
+                                  lambda name=name: _schur(run, build_group(name)), key=name)
+    yield from run.memo_route("S", ("S_x2",), lambda: iter([_s_decomposition(run)]))
     for name in p["numeric_groups"]:
         yield from _numeric(run, name)
 

@@ -45,7 +45,6 @@ from verify import (
     compare,
     conditioned,
     register,
-    reused_route,
     roundoff,
     symbolic_identity,
     unit_roundoff,
@@ -292,7 +291,7 @@ def _float_routes(run: Run, name: str) -> Iterator[Evidence]:
 
 
 #: The stated forms the exact and float routes read; the negative control swaps only the
-#: cross-feature forms, so its run replays these routes' evidence (verify.route_reuse).
+#: cross-feature forms, so its run replays these routes' evidence (run.memo_route).
 _TARGET_FORMS = ("decomposition", "centred_target", "irrep_fit")
 
 
@@ -301,15 +300,16 @@ def check(run: Run) -> Iterator[Evidence]:
     for name in p["symbolic_groups"]:
         yield from _symbolic(run, name)
     for name in p["exact_groups"]:
-        yield from reused_route(run, ("exact", name, name in p["exact_fit_groups"]),
-                                _TARGET_FORMS, lambda name=name: _exact(run, name))
+        yield from run.memo_route("exact", _TARGET_FORMS, lambda name=name: _exact(run, name),
+                                  key=name)
     for name in p["groups"]:
         yield from _cross_identities(run, name)
-        yield from reused_route(run, ("float", name), _TARGET_FORMS,
-                                lambda name=name: _float_routes(run, name))
+        yield from run.memo_route("float", _TARGET_FORMS,
+                                  lambda name=name: _float_routes(run, name), key=name)
     for name in p["probe_groups"]:
-        yield from reused_route(run, ("probe", name), (),
-                                lambda name=name: _blockdiagonal(run, name, probe=True))
+        yield from run.memo_route("probe", (),
+                                  lambda name=name: _blockdiagonal(run, name, probe=True),
+                                  key=name)
 
 
 CLAIM = register(Claim(

@@ -6,7 +6,7 @@ r"""li2.c3-beta (aliases li2.eq68, li2.eq69): output scale :math:`\beta` (App. C
 * Eq. 69: :math:`G^\star_\beta = G^\star/\beta^2`.
 
 Which object is :math:`G`, and whether :math:`\eta` moves with :math:`\beta`, is a parameter
-(``reading``; catalogue §2.4): ``G`` is ``"EV^T"`` (:math:`EV^\top`,
+(``reading``; verify/claims/li2/SOURCES.md §2.4): ``G`` is ``"EV^T"`` (:math:`EV^\top`,
 :math:`E = \tilde Y - \beta\tilde FV`, App. C's definition) or ``"-dJ/dF"``
 (:math:`-\partial J_\beta/\partial\tilde F = \beta EV^\top`); ``eta`` is ``"fixed"`` or
 ``"beta^2"`` (:math:`\eta_\beta = \beta^2\eta`). The default is ``EV^T``, :math:`\eta` fixed.
@@ -68,7 +68,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     conditioned,
@@ -145,9 +144,10 @@ def _reading(run: Run) -> tuple[str, str]:
 
 def _eq68_symbolic(run: Run) -> Iterator[Evidence]:
     size = run.params["series_size"]
-    base = run.derivation(series_derivation(size)).result
-    s = run.derivation(cached(f"beta-scaled small-time series {dict(size)}",
-                              lambda: derive_scaled_small_time_series(base))).result
+    base = run.derivation(series_derivation(run, size)).result
+    s = run.derivation(run.memo("beta-scaled small-time series",
+                                lambda: derive_scaled_small_time_series(base),
+                                key=str(dict(size)), scope="process")).result
     reading, _ = _reading(run)
     zero = sp.zeros(s.Ft.rows, s.Ft.cols)
     stated = coefficients(run.stated["small_time"](s.Ft, s.Yt, s.alpha * s.U, s.t, s.beta),
@@ -204,17 +204,19 @@ def _eq68_trends(run: Run) -> Iterator[Evidence]:
 def _eq69_symbolic(run: Run) -> Iterator[Evidence]:
     size = run.params["fixed_point"]["symbolic_size"]
     n, K, M = size["n"], size["K"], size["M"]
-    fp = run.derivation(cached(f"beta-scaled fixed point {dict(size)}",
-                               lambda: derive_scaled_fixed_point(n, K, M))).result
-    ridge = run.derivation(cached(f"ridge fixed point {dict(size)}",
-                                  lambda: derive_ridge_fixed_point(n, K, M))).result
+    fp = run.derivation(run.memo("beta-scaled fixed point",
+                                 lambda: derive_scaled_fixed_point(n, K, M),
+                                 key=str(dict(size)), scope="process")).result
+    ridge = run.derivation(run.memo("ridge fixed point",
+                                    lambda: derive_ridge_fixed_point(n, K, M),
+                                    key=str(dict(size)), scope="process")).result
     reading, scaling = _reading(run)
     laws = {}
     for r in READINGS:
         for e in ETA_SCALINGS:
-            power, argument = run.derivation(cached(
-                f"scaling law {dict(size)} {r} {e}", lambda r=r, e=e: scaling_law(fp, r, e))
-            ).result
+            power, argument = run.derivation(run.memo(
+                "scaling law", lambda r=r, e=e: scaling_law(fp, r, e),
+                key=(str(dict(size)), r, e), scope="process")).result
             laws[f"G = {r}, eta {e}"] = f"G*_beta = beta^{power} G*_1(eta -> {argument})"
     run.figure("derived scaling laws of G*_beta (exact, every reading)", laws)
     # S and A are positive definite for eta > 0, so L X R = L X' R iff X = X'.

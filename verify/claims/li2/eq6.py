@@ -23,7 +23,7 @@ import torch
 
 from numerics.activations import activation
 from numerics.li2.group_task import dense_inputs, group_task
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.random import make_generator, randn
 from numerics.li2.train_splits import train_count
 from numerics.li2.training_diagnostics import (
@@ -45,7 +45,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     draw,
@@ -163,7 +162,6 @@ SIMULATION = ("M", "K", "p", "lr", "etas", "seeds", "epochs", "every")
 
 def _trajectory(run: Run) -> Trajectory:
     p = run.params
-    key = f"{run.claim_id} {[(k, p[k]) for k in SIMULATION]} {run.dtype} {run.device}"
 
     def simulate() -> Trajectory:
         # the stated forms do not enter: the control's run reuses this one
@@ -186,7 +184,7 @@ def _trajectory(run: Run) -> Trajectory:
         return Trajectory(hyper, config, torch.as_tensor(table), epochs, weights,
                           train_acc[epochs], test_acc)
 
-    return cached(key, simulate)
+    return run.memo("trajectory", simulate)
 
 
 def _node_step(s: Snapshot, G: torch.Tensor) -> torch.Tensor:
@@ -226,11 +224,8 @@ def node_cosines(run: Run, trainer: GroupTrainer, actual: torch.Tensor) -> torch
 
 def _actual_along(run: Run, tr: Trajectory, trainer: GroupTrainer
                   ) -> list[dict[str, torch.Tensor]]:
-    """:func:`actual_steps` at every logged epoch; cached (the stated forms do not enter: the
+    """:func:`actual_steps` at every logged epoch; memoised (the stated forms do not enter: the
     control's run reuses them)."""
-    p = run.params
-    key = f"{run.claim_id} actual steps {[(k, p[k]) for k in SIMULATION]} {run.dtype} " \
-          f"{run.device}"
 
     def compute() -> list[dict[str, torch.Tensor]]:
         out = []
@@ -239,7 +234,7 @@ def _actual_along(run: Run, tr: Trajectory, trainer: GroupTrainer
             out.append(actual_steps(trainer))
         return out
 
-    return cached(key, compute)
+    return run.memo("actual steps", compute)
 
 
 def tangent_of(cos: torch.Tensor) -> torch.Tensor:

@@ -1,18 +1,19 @@
 r"""li2.fig3: Fig. 3, modular addition :math:`M=71`, :math:`K=2048`, :math:`n=2016`, weight decay
-:math:`\eta=2\times10^{-4}` against :math:`\eta=0`, 15 seeds (catalogue §5, §7).
+:math:`\eta=2\times10^{-4}` against :math:`\eta=0`, 15 seeds
+(verify/claims/li2/SOURCES.md §5, §7).
 
 Routes: the paper's description, written as predictions (stated: grokking with decay and none
 without; a larger :math:`\|G_F\|` with decay around epoch 100; first a large update of
 :math:`V`, then of :math:`W`; :math:`\tilde F^\top\tilde F` and :math:`P_1^\perp FF^\top`
 diagonal to within 8%); batched full-batch training of the two-layer network
-(:class:`numerics.li2.group_trainer.GroupTrainer`, measured). At full fidelity also the third
-party's replication (arXiv 2605.08119, §7.3) as a reference route: same initial weights and
+(:class:`numerics.li2.trainer.GroupTrainer`, measured). At full fidelity also the third
+party's replication (arXiv 2605.08119, SOURCES §7.3) as a reference route: same initial weights and
 split for the same seed (their code draws both from ``torch`` generators seeded with the seed,
 and so does the trainer), so seed 0 is the same run up to float arithmetic.
 
 Quick fidelity is a scaled-down run (:math:`M=29`, :math:`K=512`, :math:`p=0.6`, 2 seeds): it
 checks the qualitative statements, not the paper's numbers. Its weight decay keeps the paper's
-:math:`\eta_{\rm paper}=n\eta/2\approx0.20` (catalogue §2.4).
+:math:`\eta_{\rm paper}=n\eta/2\approx0.20` (SOURCES §2.4).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from numerics.errors import Diverged
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.li2.train_splits import train_count
 from verify import (
     Assumption,
@@ -34,7 +35,6 @@ from verify import (
     Run,
     Tolerance,
     at_least,
-    cached,
     compare,
     register,
 )
@@ -43,7 +43,7 @@ from verify.claims.li2._groups import build_group
 
 EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 
-#: The third party's seed-0 replication (§7.3): (eta > 0, eta = 0); None = never.
+#: The third party's seed-0 replication (SOURCES §7.3): (eta > 0, eta = 0); None = never.
 THIRD_PARTY_SEED0 = {
     "epoch train acc = 1": (25, 25),
     "epoch test acc >= 0.5": (101, None),
@@ -153,14 +153,8 @@ def summarise(trainer: GroupTrainer, window: tuple[int, int]) -> Summary:
                    diag_epochs=ed)
 
 
-SIMULATION = ("M", "K", "p", "lr", "etas", "seeds", "epochs", "eval_every", "diag_every",
-              "gradient_every", "gram_subsample", "gf_window")
-
-
 def _train(run: Run) -> Summary:
     p = run.params
-    # only what the simulation reads: checks that differ in "third_party" share one run
-    key = f"{run.claim_id} {[(k, p[k]) for k in SIMULATION]} {run.dtype} {run.device}"
 
     def simulate() -> Summary:
         # the stated forms do not enter: the control's run reuses this one
@@ -176,7 +170,7 @@ def _train(run: Run) -> Summary:
         trainer.train(p["epochs"])
         return summarise(trainer, tuple(p["gf_window"]))
 
-    return cached(key, simulate)
+    return run.memo("training", simulate)
 
 
 # --- evidence -----------------------------------------------------------------------------------

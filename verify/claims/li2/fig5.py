@@ -12,7 +12,8 @@ otherwise), so the grid is placed by the code and the transition is measured on 
 the grid and the run settings (shared with ``li2.thm4``) live in
 :mod:`verify.claims.li2._phase_transition`.
 
-At full fidelity also the third party's :math:`M\times p` outcomes (arXiv 2605.08119, §7.3) in
+At full fidelity also the third party's :math:`M\times p` outcomes (arXiv 2605.08119,
+verify/claims/li2/SOURCES.md §7.3) in
 their setting (Adam lr :math:`10^{-3}`, weight decay :math:`2\times10^{-4}`, :math:`K=2048`,
 400 epochs).
 """
@@ -34,7 +35,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     register,
     trend_evidence,
@@ -48,7 +48,7 @@ EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 #: it reaches numerics.li2.phase_boundary.GROKKED
 MEMORISED = 0.5
 
-#: The third party's M x p sweep (§7.3): grok counts out of their 5 seeds within 400 epochs.
+#: The third party's M x p sweep (SOURCES §7.3): grok counts out of their 5 seeds within 400 epochs.
 THIRD_PARTY = {"Z41": {0.1: 0, 0.2: 0, 0.3: 0, 0.5: 5}}
 
 
@@ -167,8 +167,7 @@ def _third_party(run: Run) -> Iterator[Evidence]:
         return
     for name, outcomes in THIRD_PARTY.items():
         ratios = sorted(outcomes)
-        key = f"li2.fig5 third party {name} {tp} {run.device}"
-        pt = cached(key, lambda n=name, r=ratios: phase_point(
+        pt = run.memo("third party", key=name, compute=lambda n=name, r=ratios: phase_point(
             n, r, tp["seeds"], tp["epochs"], K=tp["K"], lr=tp["lr"], eta=tp["eta"],
             loss="mse_class", activation="x2", eval_every=tp["eval_every"],
             device=str(run.device), dtype=tp["dtype"]))

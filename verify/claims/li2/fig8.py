@@ -1,12 +1,13 @@
 r"""li2.fig8: Fig. 8 (§5, Thm. 8), Adam against Muon on modular addition with a width :math:`K`
-small relative to :math:`M`: "Muon reaches a lower test loss" (catalogue §5, §6.4).
+small relative to :math:`M`: "Muon reaches a lower test loss"
+(verify/claims/li2/SOURCES.md §5, §6.4).
 
 Routes: the paper's statement as a predicted sign (stated: Muon's final test loss is lower);
 batched full-batch training of the two-layer :math:`x^2` network with both optimisers on the same
-seeds (same initial weights and split per seed, :class:`numerics.li2.group_trainer.GroupTrainer`,
+seeds (same initial weights and split per seed, :class:`numerics.li2.trainer.GroupTrainer`,
 measured). Muon is the author's ``MuonEnhanced`` as :mod:`numerics.optimizers` implements it:
 Adam (coupled L2) on :math:`V`; on :math:`W` the momentum :math:`b\leftarrow0.99b+0.01g`,
-Frobenius-normalised, five quintic Newton-Schulz steps with the coefficients of catalogue §6.4,
+Frobenius-normalised, five quintic Newton-Schulz steps with the coefficients of SOURCES §6.4,
 decoupled decay :math:`W\leftarrow W(1-\mathrm{lr}\,\lambda)`, step :math:`-\mathrm{lr}\,
 \mathrm{NS}(b)`.
 
@@ -30,7 +31,7 @@ import torch
 from scipy import stats
 
 from numerics.errors import Diverged
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 from numerics.polar import AUTHOR_NS_COEFFICIENTS
 from numerics.li2.train_splits import train_count
@@ -43,7 +44,6 @@ from verify import (
     Run,
     Tolerance,
     at_least,
-    cached,
     register,
     undecided,
 )
@@ -92,16 +92,10 @@ def _lrs(p, optimizer: str) -> tuple[float, ...]:
     return tuple(p[f"{optimizer}_lrs"])
 
 
-SIMULATION = ("M", "Ks", "p", "weight_decay", "epochs", "eval_every", "adam_lrs", "muon_lrs",
-              "selection_seeds", "seeds")
-
-
 def _train(run: Run, optimizer: str, K: int) -> Outcome:
-    """Train every (seed, lr) of one optimiser at width ``K``; cached (the stated form does not
-    enter)."""
+    """Train every (seed, lr) of one optimiser at width ``K``; memoised (the stated form does
+    not enter)."""
     p = run.params
-    key = f"{run.claim_id} {optimizer} {K} {[(k, p[k]) for k in SIMULATION]} {run.dtype} " \
-          f"{run.device}"
 
     def simulate() -> Outcome:
         seeds = tuple(p["selection_seeds"]) + tuple(p["seeds"])
@@ -119,7 +113,7 @@ def _train(run: Run, optimizer: str, K: int) -> Outcome:
         shape = (len(epochs), len(seeds), len(lrs))
         return Outcome(seeds, lrs, epochs, loss.reshape(shape), acc.reshape(shape))
 
-    return cached(key, simulate)
+    return run.memo("training", simulate, key=(optimizer, K))
 
 
 def select_lr(outcome: Outcome, selection: tuple[int, ...]) -> tuple[float, dict[float, float]]:

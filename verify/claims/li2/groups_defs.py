@@ -42,7 +42,6 @@ from verify import (
     Tolerance,
     compare,
     register,
-    reused_route,
     roundoff,
     symbolic_identity,
 )
@@ -230,8 +229,9 @@ def check(run: Run) -> Iterator[Evidence]:
         yield from _dimensions(run, G, name)
         if G.order <= run.params["exact_block_max_order"]:
             # No stated form enters Eq. 8's route: the negative control's run replays it.
-            yield from reused_route(run, ("eq8", name), (),
-                                    lambda G=G, name=name: _block_diagonal(run, G, name))
+            yield from run.memo_route("eq8", (),
+                                      lambda G=G, name=name: _block_diagonal(run, G, name),
+                                      key=name)
 
 
 CLAIM = register(Claim(

@@ -3,7 +3,8 @@ random features, with the facts of its proof (App. A).
 
 Routes.
 
-* The proof's Hermite facts. The paper's and catalogue's closed forms (stated: the worked
+* The proof's Hermite facts. The closed forms of the paper and of
+  verify/claims/li2/SOURCES.md ``li2.lemma1`` (stated: the worked
   examples for :math:`x^2` and ReLU, the Hermite kernel :math:`\sum_la_l(s_1)a_l(s_2)\rho^l`,
   :math:`c_1 = a-b`) against sympy's Gaussian integrals from the density (derived) and
   seeded Monte Carlo in standard errors (measured); the proof's Lipschitz steps on sampled
@@ -37,7 +38,6 @@ import torch
 from numerics.activations import activation
 from numerics.li2.gaussian_mc import hermite_coefficients as mc_hermite_coefficients
 from numerics.li2.gaussian_mc import kernel as mc_kernel
-from numerics.li2.gaussian_mc import simultaneous_z
 from numerics.li2.group_task import dense_inputs, group_task
 from numerics.li2.regime_map import (
     CorrelationBand,
@@ -81,10 +81,10 @@ from verify import (
     Run,
     Tolerance,
     at_least,
-    cached,
     compare,
     conditioned,
     fit_trend,
+    monte_carlo,
     register,
     roundoff,
     symbolic_identity,
@@ -96,9 +96,6 @@ from verify import (
 from verify.arrays import sqrt
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
-
-#: Probability that one Monte Carlo item rejects a true identity (Bonferroni over its entries).
-FALSE_ALARM = 1e-3
 
 
 THEORY = {"x2": SQUARE, "relu": RELU}
@@ -247,10 +244,7 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
 # --- Monte Carlo ------------------------------------------------------------------------------
 
 def _mc_tolerance(entries: int) -> Tolerance:
-    z = simultaneous_z(entries, FALSE_ALARM)
-    return Tolerance(z, f"CLT: each Monte Carlo mean lies within z = {z:.2f} standard errors "
-                        f"of the true value except with probability {FALSE_ALARM:g} over the "
-                        f"{entries} entries (Bonferroni); the unit adds the summation roundoff")
+    return monte_carlo(tests=entries, note="the unit adds the summation roundoff")
 
 
 def _monte_carlo(run: Run) -> Iterator[Evidence]:
@@ -262,14 +256,13 @@ def _monte_carlo(run: Run) -> Iterator[Evidence]:
                  "ax+bx2": lambda x: coeffs["alpha"] * x + coeffs["beta"] * x**2}
     kw = {"device": run.device, "dtype": run.dtype}
     # No stated form enters the Monte Carlo estimates: the negative control's run reuses them.
-    key = (f"li2.lemma1 mc {run.seed} {run.dtype} {run.device} "
-           f"{json.dumps(to_json_value(p), sort_keys=True)}")
     for act in (SQUARE, RELU, LINEAR_PLUS_SQUARE):
-        est = cached(f"{key} coefficients {act.name}", lambda act=act: mc_hermite_coefficients(
-            torch_fns[act.name], scale, L, N, run.generator(f"coefficients {act.name}"), **kw))
+        est = run.memo("coefficients", lambda act=act: mc_hermite_coefficients(
+            torch_fns[act.name], scale, L, N, run.generator(f"coefficients {act.name}"), **kw),
+            key=act.name)
         unit = est.unit
-        derived = cached(f"{key} derived coefficients {act.name}", lambda act=act: torch.tensor(
-            [float(c.subs(subs)) for c in hermite_coefficients(act, L)], **kw))
+        derived = run.memo("derived coefficients", lambda act=act: torch.tensor(
+            [float(c.subs(subs)) for c in hermite_coefficients(act, L)], **kw), key=act.name)
         stated = (torch.tensor([float(c) for c in run.stated["x2_coefficients"](scale, L)],
                                **kw) / unit if act is SQUARE else None)
         yield compare(Route.MONTE_CARLO,
@@ -281,7 +274,7 @@ def _monte_carlo(run: Run) -> Iterator[Evidence]:
 
     r = torch.tensor(p["rhos"], **kw)
     s1, s2 = p["unequal_scales"]
-    x2_kernel, mixed_kernel, mixed_1, mixed_2 = cached(f"{key} derived kernels", lambda: (
+    x2_kernel, mixed_kernel, mixed_1, mixed_2 = run.memo("derived kernels", lambda: (
         torch.tensor([float(direct_kernel(SQUARE, scale, scale).subs(rho, x))
                       for x in p["rhos"]], **kw),
         torch.tensor([float(direct_kernel(LINEAR_PLUS_SQUARE, s1, s2).subs(subs | {rho: x}))
@@ -294,8 +287,9 @@ def _monte_carlo(run: Run) -> Iterator[Evidence]:
         ("ax+bx2", s1, s2, run.stated["hermite_kernel"](mixed_1, mixed_2, r), mixed_kernel),
     ]
     for name, a1, a2, stated, derived in cases:
-        est = cached(f"{key} kernel {name}", lambda name=name, a1=a1, a2=a2: mc_kernel(
-            torch_fns[name], a1, a2, r, N, run.generator(f"kernel {name}"), dtype=run.dtype))
+        est = run.memo("kernel", lambda name=name, a1=a1, a2=a2: mc_kernel(
+            torch_fns[name], a1, a2, r, N, run.generator(f"kernel {name}"), dtype=run.dtype),
+            key=name)
         unit = est.unit
         yield compare(Route.MONTE_CARLO,
                       f"kernel E[sigma(s1 Z1) sigma(s2 Z2)] of {name} at s1 = {a1}, s2 = {a2}, "
@@ -480,11 +474,9 @@ def _sweep(run: Run, fam: _Family, name: str) -> _Sweep:
     etas = torch.tensor(p["etas"], dtype=run.dtype, device=run.device)
     widths = sorted(set(fam.widths + fam.trend_widths))
     # No stated form enters the sweep: the negative control's run reuses it.
-    key = (f"li2.lemma1 sweep {run.seed} {run.dtype} {run.device} {fam.label} {name} "
-           f"{json.dumps(to_json_value(p), sort_keys=True)}")
-    points = cached(key, lambda: sweep_widths(
+    points = run.memo("sweep", lambda: sweep_widths(
         fam.X, fam.Yt, activation(name), widths, etas, p["seeds"],
-        run.generator(f"map weights {fam.label} {name}")))
+        run.generator(f"map weights {fam.label} {name}")), key=(fam.label, name))
     return _Sweep(fam, name, inside, band, delta, points)
 
 

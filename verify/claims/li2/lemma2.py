@@ -8,7 +8,7 @@ for symbolic factors of any size (derived); the SVD polar factor against singula
 symmetric eigensolver, a second polar route via :math:`G(G^\top G)^{-1/2}`, forward-mode autograd
 of the energy along :math:`\hat G`, and :math:`\|\hat G\|_F^2 = \operatorname{rank} G` over
 sampled shapes and ranks (measured). Figures: how far the author's five-step Newton-Schulz
-iteration (§6.4 of the catalogue) is from the exact polar factor.
+iteration (verify/claims/li2/SOURCES.md §6.4) is from the exact polar factor.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ of :math:`\phi_n(z_1)\phi_m(z_2)`, with :math:`\mathrm{He}_n` from Rodrigues' fo
 proof's own route (generating functions, joint expectation, coefficient matching) (derived);
 a seeded Monte Carlo estimate in standard errors (measured). The proof's joint expectation
 :math:`\mathbb E[e^{tZ_1-t^2/2}e^{uZ_2-u^2/2}] = e^{\rho tu}` is a stated step checked on its
-own. The generating function as the catalogue transcribes the proof,
+own. The generating function as the transcription of the proof in
+verify/claims/li2/SOURCES.md ``li2.lemma3`` has it,
 :math:`e^{tz-t^2/2} = \sum_k\phi_k(z)t^k`, is off by :math:`\sqrt{k!}`
 (:math:`\sum_k\phi_k(z)t^k/\sqrt{k!}` holds); matching coefficients with it would give
 :math:`\rho^n\delta_{nm}/n!` (the negative control), so the derived route uses
@@ -21,7 +22,7 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.li2.gaussian_mc import hermite_correlation, simultaneous_z
+from numerics.li2.gaussian_mc import hermite_correlation
 from theory.li2.gaussian_moments import rho, t, u
 from theory.li2.hermite import (
     derive_coefficient_matching,
@@ -36,17 +37,13 @@ from verify import (
     NegativeControl,
     Route,
     Run,
-    Tolerance,
-    cached,
     compare,
+    monte_carlo,
     register,
     symbolic_identity,
 )
 from verify.arrays import exp
 from verify.claims.li2 import PAPER
-
-#: Probability that the Monte Carlo route rejects a true identity (Bonferroni over entries).
-FALSE_ALARM = 1e-3
 
 
 def stated_correlation(n: int, m: int, r):
@@ -91,25 +88,19 @@ def check(run: Run) -> Iterator[Evidence]:
 
     r = torch.tensor(p["rhos"], dtype=run.dtype, device=run.device)
     # No stated form enters the estimate: the negative control's run reuses it.
-    est = cached(f"li2.lemma3 mc {run.seed} {run.dtype} {run.device} {L} {p['rhos']} "
-                 f"{p['samples']}", lambda: hermite_correlation(
-                     L, r, p["samples"], run.generator("hermite correlation"),
-                     dtype=run.dtype))
+    est = run.memo("monte carlo", lambda: hermite_correlation(
+        L, r, p["samples"], run.generator("hermite correlation"), dtype=run.dtype), key=L)
     unit = est.unit
     reference = torch.stack([torch.stack([torch.as_tensor(stated(i, j, r), dtype=run.dtype)
                                           .expand_as(r) for j in range(L + 1)], -1)
                              for i in range(L + 1)], -2)          # (R, L+1, L+1)
     entries = len(p["rhos"]) * (L + 1) ** 2
-    zc = simultaneous_z(entries, FALSE_ALARM)
     # phi_n(Z1) phi_m(Z2) is a polynomial of degree <= 2L in Gaussians: all moments are
     # finite, so the standardised mean is asymptotically normal (CLT) at N >= 2^18 draws.
     yield compare(
         Route.MONTE_CARLO, f"E[phi_n(Z1) phi_m(Z2)], n, m <= {L}, in standard errors",
         stated=reference / unit, measured=est.mean / unit, metric="absolute",
-        tolerance=Tolerance(zc, f"CLT: each Monte Carlo mean lies within z = {zc:.2f} standard "
-                                f"errors of the true value except with probability "
-                                f"{FALSE_ALARM:g} over the {entries} entries (Bonferroni); "
-                                f"the unit adds the summation roundoff floor"),
+        tolerance=monte_carlo(tests=entries, note="the unit adds the summation roundoff floor"),
         parameters={"rho": p["rhos"], "order": L, "samples": p["samples"]})
     run.figure("Monte Carlo E[phi_n phi_m]: largest |mean - stated| / standard error per rho",
                {"rho": p["rhos"], "max_z": ((est.mean - reference) / unit).abs()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.li2.gaussian_mc import mgf, simultaneous_z
+from numerics.li2.gaussian_mc import mgf
 from theory.li2.gaussian_moments import derive_mgf, derive_mgf_series, t
 from verify import (
     Claim,
@@ -21,16 +21,13 @@ from verify import (
     NegativeControl,
     Route,
     Run,
-    Tolerance,
     compare,
+    monte_carlo,
     register,
     symbolic_identity,
 )
 from verify.arrays import exp
 from verify.claims.li2 import PAPER
-
-#: Family-wise probability that the Monte Carlo route rejects a true identity.
-FALSE_ALARM = 1e-3
 
 
 def stated_mgf(x):
@@ -61,17 +58,13 @@ def check(run: Run) -> Iterator[Evidence]:
                         device=run.device)
     est = mgf(ts, p["samples"], run.generator("mgf"))
     unit = est.unit
-    z = simultaneous_z(len(ts), FALSE_ALARM)
     # |t| <= 1.5 keeps e^{tZ} a lognormal with sigma <= 1.5: finite variance, and at N >= 2^18
     # the skewness of the sample mean, (e^{t^2}+2)(e^{t^2}-1)^{1/2}/sqrt(N) <= 0.07, leaves
     # the normal approximation of the standardised error sound.
     yield compare(
         Route.MONTE_CARLO, "E e^(tZ) on a grid of t, in standard errors",
         stated=stated(ts) / unit, measured=est.mean / unit, metric="absolute",
-        tolerance=Tolerance(z, f"CLT: each Monte Carlo mean lies within z = {z:.2f} standard "
-                               f"errors of the true value, except with probability "
-                               f"{FALSE_ALARM:g} over all {len(ts)} points (Bonferroni); the "
-                               f"unit adds the summation roundoff floor"),
+        tolerance=monte_carlo(tests=len(ts), note="the unit adds the summation roundoff floor"),
         parameters={"t": ts, "samples": p["samples"]})
     run.figure("E e^(tZ): Monte Carlo mean, standard error, stated",
                {"t": ts, "mean": est.mean, "stderr": est.stderr, "stated": stated(ts)})

@@ -21,7 +21,6 @@ import sympy as sp
 import torch
 
 from numerics.li2.extreme_values import weighted_selection
-from numerics.li2.gaussian_mc import simultaneous_z
 from numerics.random import make_generator
 from theory.derivation import Derivation
 from theory.li2.extreme_values import a as shape_symbol
@@ -33,19 +32,15 @@ from verify import (
     NegativeControl,
     Route,
     Run,
-    Tolerance,
-    cached,
     compare,
     fit_trend,
+    monte_carlo,
     register,
     symbolic_identity,
     trend_evidence,
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._clt_regime import MIN_COUNT
-
-#: Family-wise probability that the Monte Carlo comparisons reject a true statement.
-FALSE_ALARM = 1e-3
 
 
 def _log(x: Any) -> Any:
@@ -132,9 +127,8 @@ def _monte_carlo(run: Run) -> Iterator[Evidence]:
     p = run.params
     w, a = _configs(run)
     # The simulation does not depend on the stated forms: the control's run reuses it.
-    est = cached(f"{run.claim_id} selection {run.seed_for('selection')} {p['configs']} "
-                 f"{p['samples']} {run.dtype} {run.device}",
-                 lambda: weighted_selection(w, a, p["samples"], run.generator("selection")))
+    est = run.memo("selection",
+                   lambda: weighted_selection(w, a, p["samples"], run.generator("selection")))
     stated = run.stated["selection"](w, a[:, None])
     counts = p["samples"] * stated * (1 - stated)
     run.assume("CLT regime for every frequency", bool((counts >= MIN_COUNT).all()),
@@ -145,11 +139,7 @@ def _monte_carlo(run: Run) -> Iterator[Evidence]:
         [float(offset.subs(shape_symbol, float(x))) for x in a], dtype=run.dtype,
         device=run.device)
     entries = w.numel() + a.numel()
-    z = simultaneous_z(entries, FALSE_ALARM)
-    tol = Tolerance(z, f"CLT: each Monte Carlo mean lies within z = {z:.2f} standard errors of "
-                       f"the true value except with probability {FALSE_ALARM:g} over the "
-                       f"{entries} compared entries (Bonferroni); the unit adds the summation "
-                       f"roundoff floor")
+    tol = monte_carlo(tests=entries, note="the unit adds the summation roundoff floor")
     parameters = {"configs": p["configs"], "samples": p["samples"]}
     unit = est.frequency.unit
     yield compare(Route.MONTE_CARLO, "argmax frequencies, in standard errors",
@@ -177,8 +167,7 @@ def _trend(run: Run) -> Iterator[Evidence]:
     w, a = _configs(run)
     stated = run.stated["selection"](w, a[:, None])
     sizes = np.asarray(p["samples"], dtype=np.float64)
-    frequencies = cached(f"{run.claim_id} trend {run.seed} {run.params['configs']} {p} "
-                         f"{run.dtype} {run.device}", lambda: _trend_frequencies(run, w, a, p))
+    frequencies = run.memo("trend", lambda: _trend_frequencies(run, w, a, p))
     errors = torch.empty(p["seeds"], len(sizes), dtype=torch.float64)
     for s in range(p["seeds"]):
         for k in range(len(sizes)):

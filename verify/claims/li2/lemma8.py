@@ -39,7 +39,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     ladder_tolerance,
     register,
@@ -107,10 +106,9 @@ def derived_priority(mu: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
 
 
 def _simulate(run: Run) -> dict[str, Any]:
-    """Initial conditions, near-tie exclusion (derived priority) and the three runs; cached
+    """Initial conditions, near-tie exclusion (derived priority) and the three runs; memoised
     because the stated forms do not enter."""
     p = run.params
-    key = f"{run.claim_id} {run.seed_for('flows')} {p} {run.dtype} {run.device}"
 
     def compute() -> dict[str, Any]:
         mu = torch.tensor(p["mu"], dtype=run.dtype, device=run.device)
@@ -127,7 +125,7 @@ def _simulate(run: Run) -> dict[str, Any]:
         return {"mu": mu, "alpha0": alpha, "excluded": int((~kept).sum()), "runs": runs,
                 "dt": dt}
 
-    return cached(key, compute)
+    return run.memo("flows", compute)
 
 
 def _winners(run: Run, sim: dict[str, Any], name: str) -> tuple[torch.Tensor, int]:
@@ -150,9 +148,8 @@ def _log_ratio_increments(run: Run, values: torch.Tensor) -> tuple[torch.Tensor,
 
 def _increments(run: Run) -> tuple[torch.Tensor, torch.Tensor, Tolerance]:
     """Increments of log(alpha_i/alpha_k) on the fine run, where they are valid on both runs,
-    and their step-halving tolerance; cached (the stated forms do not enter)."""
+    and their step-halving tolerance; memoised (the stated forms do not enter)."""
     p = run.params
-    key = f"{run.claim_id} increments {run.seed_for('flows')} {p} {run.dtype} {run.device}"
 
     def compute() -> tuple[torch.Tensor, torch.Tensor, Tolerance]:
         sim = _simulate(run)
@@ -168,7 +165,7 @@ def _increments(run: Run) -> tuple[torch.Tensor, torch.Tensor, Tolerance]:
                                      what="increments of log(alpha_i/alpha_k) between records")
         return d_fine, valid, tolerance
 
-    return cached(key, compute)
+    return run.memo("increments", compute)
 
 
 def _numeric(run: Run) -> Iterator[Evidence]:

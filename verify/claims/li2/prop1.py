@@ -38,7 +38,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     conditioned,
     fit_trend,
@@ -91,7 +90,7 @@ def flipped_leading(Ft, Yt, t):
 
 def _symbolic(run: Run) -> Iterator[Evidence]:
     s = run.params["symbolic_size"]
-    series = run.derivation(series_derivation(s)).result
+    series = run.derivation(series_derivation(run, s)).result
     table = series.coefficients()
     lowest = min(b for (a, b) in table if a == 0)
     alphas = grid([1e-1, 1e-3, 3])
@@ -217,8 +216,9 @@ def _limit(run: Run) -> Iterator[Evidence]:
                 "claim 4: ||G_F(+inf)||_F = ||G*(eta)||_F as eta -> 0 (eta = eps "
                 "sigma_min(Ft)^2), realisable", fit, stated_order=stated,
                 parameters={"n": n, "K": K, "M": M})
-    _, G_limit, _ = run.derivation(cached("smallest non-realisable case",
-                                          smallest_nonrealisable_case)).result
+    _, G_limit, _ = run.derivation(run.memo("smallest non-realisable case",
+                                            smallest_nonrealisable_case,
+                                            scope="process")).result
     run.assume("A2 realisable (claim 4 probe: smallest non-realisable case)", False,
                "col(Yt) in col(Ft); without it G*(eta) does not vanish as eta -> 0",
                f"n=3, K=1, M=2, F=(0,1,3), labels (0,1,0): lim G*(eta) = "

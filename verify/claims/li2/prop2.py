@@ -33,7 +33,6 @@ from verify import (
     NegativeControl,
     Run,
     register,
-    reused_route,
     symbolic_identity,
 )
 from verify.arrays import eye, transpose
@@ -87,7 +86,7 @@ def eq68_small_time(Ft, Yt, V0, t):
 def _setup(run: Run) -> Iterator[Evidence]:
     """App. C's field and G_Ft (the forms ``field`` and ``G``); attaches the series."""
     s = run.params["symbolic_size"]
-    series = run.derivation(series_derivation(s)).result
+    series = run.derivation(series_derivation(run, s)).result
     params = {**s, "eta": "symbolic (any eta >= 0)"}
     Ft, Yt, Vs = series.Ft, series.Yt, series.Vs
     yield symbolic_identity("App. C setup (Eqs. 47-52): -dJ/dV = -A V + Ft^T Yt",
@@ -100,11 +99,10 @@ def _setup(run: Run) -> Iterator[Evidence]:
 
 def _symbolic(run: Run) -> Iterator[Evidence]:
     # The negative control swaps only the small-time form: its run replays the setup items
-    # (verify.route_reuse).
+    # (run.memo_route).
     s = run.params["symbolic_size"]
-    yield from reused_route(run, ("setup", tuple(sorted(s.items()))), ("field", "G"),
-                            lambda: _setup(run))
-    series = series_derivation(s).result
+    yield from run.memo_route("setup", ("field", "G"), lambda: _setup(run))
+    series = series_derivation(run, s).result
     t, alpha = series.t, series.alpha
     stated = coefficients(run.stated["small_time"](series.Ft, series.Yt, alpha * series.U, t),
                           t, alpha)
@@ -127,7 +125,7 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
 def _smallest_case(run: Run) -> None:
     """The t^0 alpha^2 coefficient at the smallest centred instance (n=2, K=1, M=2)."""
     size = {"n": 2, "K": 1, "M": 2}
-    series = series_derivation(size).result
+    series = series_derivation(run, size).result
     P = centering_matrix(2)
     instance = {**dict(zip(series.Ft, P * sp.Matrix([0, 1]))),
                 **dict(zip(series.Yt, P * sp.eye(2))), **dict(zip(series.U, [1, 0]))}

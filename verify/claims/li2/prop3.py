@@ -30,6 +30,7 @@ from numerics.li2.top_layer_flow import (
     stable_step,
 )
 from numerics.li2.two_layer import center
+from numerics.slopes import exponential_rate
 from theory.li2.stage1_expansion import (
     annihilated,
     derive_eta0_modes,
@@ -45,7 +46,6 @@ from verify import (
     Run,
     Tolerance,
     at_most,
-    cached,
     compare,
     register,
     symbolic_identity,
@@ -74,8 +74,8 @@ def swapped_mode_rates(sigma_i, sigma_j):
 
 def _symbolic(run: Run) -> Iterator[Evidence]:
     s = run.params["symbolic_size"]
-    modes = run.derivation(cached(f"eta0 modes {s}", lambda: derive_eta0_modes(
-        s["K"], s["M"], s["extra"]))).result
+    modes = run.derivation(run.memo("eta0 modes", lambda: derive_eta0_modes(
+        s["K"], s["M"], s["extra"]), key=str(s), scope="process")).result
     K = s["K"]
     rates = run.stated["mode_rates"]
     residual = modes.G.copy()
@@ -159,9 +159,8 @@ def _flow(run: Run, p: dict) -> Flow:
     t_a, t_b = (w * log_u / float(s[-1]) ** 2 for w in p["window"])
     steps = math.ceil(t_b / dt)
     # The flow does not depend on the stated forms: the negative control's run reuses it.
-    traj = cached(f"{run.claim_id} {run.seed_for('flow problem')} {p} {run.dtype} {run.device}",
-                  lambda: integrate_top_layer_flow(F, Y, V0, 0.0, dt=dt, steps=steps,
-                                                   record_every=max(1, steps // p["records"])))
+    traj = run.memo("flow", lambda: integrate_top_layer_flow(
+        F, Y, V0, 0.0, dt=dt, steps=steps, record_every=max(1, steps // p["records"])))
     D0 = V0 - V_star
     C0 = float(s[0]) * torch.linalg.matrix_norm(D0) * (
         float(torch.linalg.matrix_norm(V_star, ord=2)) + torch.linalg.matrix_norm(D0, ord=2))
@@ -229,8 +228,7 @@ def _rate(run: Run, f: Flow) -> Evidence:
     t_a, t_b = f.window
     late = (f.times >= t_a).cpu().numpy()
     t_fit = f.times.cpu().double().numpy()[late]
-    rates = np.array([-np.polyfit(t_fit, np.log(norms[late, b]), 1)[0]
-                      for b in range(norms.shape[1])])
+    rates = np.array([exponential_rate(t_fit, norms[late, b]) for b in range(norms.shape[1])])
     dev = deviation_bound(f.Ft, 0.0, f.V0, f.fixed, f.dt)
     lam1 = f.lam1
     bias = float(dev.slope_bias(t_a).max()) / lam1
@@ -262,8 +260,9 @@ def _numeric(run: Run) -> Iterator[Evidence]:
 
 
 def _probes(run: Run) -> None:
-    _, G_limit, _ = run.derivation(cached("smallest non-realisable case",
-                                          smallest_nonrealisable_case)).result
+    _, G_limit, _ = run.derivation(run.memo("smallest non-realisable case",
+                                            smallest_nonrealisable_case,
+                                            scope="process")).result
     run.assume("A2 realisable (probe: smallest non-realisable case)", False,
                "col(Yt) in col(Ft); without it the eta = 0 flow ends at G != 0",
                f"n=3, K=1, M=2, F=(0,1,3), labels (0,1,0): G(+inf) = "

@@ -28,6 +28,7 @@ from numerics.li2.top_layer_flow import (
     stable_step,
 )
 from numerics.li2.two_layer import center, one_hot_labels
+from numerics.slopes import exponential_rate
 from theory.derivation import Derivation
 from theory.li2.ridge import derive_ridge_fixed_point, reduced_product
 from verify import (
@@ -41,7 +42,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     conditioned,
@@ -207,8 +207,6 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
 def _numeric(run: Run) -> Iterator[Evidence]:
     p = run.params["numeric"]
     n, K, M, eta = p["n"], p["K"], p["M"], p["eta"]
-    key = f"{run.claim_id} numeric {run.seed_for('numeric problem')} " \
-          f"{run.seed_for('numeric init')} {p} {run.dtype} {run.device}"
 
     def compute() -> dict[str, Any]:
         """The problem, its ridge solve and the V-flow (the stated forms do not enter)."""
@@ -226,7 +224,7 @@ def _numeric(run: Run) -> Iterator[Evidence]:
                 "traj": integrate_top_layer_flow(F, Y, V0, eta, dt=dt, steps=steps,
                                                  record_every=steps)}
 
-    sim = cached(key, compute)
+    sim = run.memo("numeric", compute)
     Ft, Yt, fixed, V0, dt, lam_min, steps, traj = (
         sim[k] for k in ("Ft", "Yt", "fixed", "V0", "dt", "lam_min", "steps", "traj"))
     full_rank, sigma_min = sim["rank"]
@@ -274,11 +272,9 @@ def _centring_gap(Ft: torch.Tensor, Yt: torch.Tensor, traj: Trajectory) -> torch
 
 
 def _rate_run(run: Run, case: Mapping[str, Any]) -> dict[str, Any]:
-    """One rate case's problem, flow, fitted rates and tolerance; cached (the stated forms do
-    not enter)."""
+    """One rate case's problem, flow, fitted rates and tolerance; memoised (the stated forms
+    do not enter)."""
     label = case["name"]
-    key = f"{run.claim_id} rate {run.seed_for(f'rate problem {label}')} " \
-          f"{run.seed_for(f'rate init {label}')} {case} {run.dtype} {run.device}"
 
     def compute() -> dict[str, Any]:
         n, K, M, eta = case["n"], case["K"], case["M"], case["eta"]
@@ -303,7 +299,7 @@ def _rate_run(run: Run, case: Mapping[str, Any]) -> dict[str, Any]:
         distance = torch.linalg.matrix_norm(traj.G_F - fixed.G).cpu().double().numpy()  # (R, B)
         inside = (traj.times >= t_a).numpy()
         t = traj.times.numpy()[inside]
-        rates = np.array([-np.polyfit(t, np.log(distance[inside, b]), 1)[0]
+        rates = np.array([exponential_rate(t, distance[inside, b])
                           for b in range(distance.shape[1])])
 
         bias = float(bound.slope_bias(t_a).max()) / lam1
@@ -325,7 +321,7 @@ def _rate_run(run: Run, case: Mapping[str, Any]) -> dict[str, Any]:
                 float(torch.linalg.matrix_norm(fixed.G)), "lam1": lam1, "rates": rates,
                 "tolerance": tolerance, "dt": dt, "window": [t_a, t_b]}
 
-    return cached(key, compute)
+    return run.memo("rate", compute, key=(label, str(case)))
 
 
 def _rate(run: Run, case: Mapping[str, Any]) -> Evidence:

@@ -29,7 +29,6 @@ from verify import (
     Evidence,
     NegativeControl,
     Run,
-    cached,
     register,
     symbolic_identity,
 )
@@ -70,7 +69,7 @@ def halved_zero_init(Ft, Yt, t):
 
 def _symbolic(run: Run) -> Iterator[Evidence]:
     size = run.params["symbolic_size"]
-    series = run.derivation(series_derivation(size)).result
+    series = run.derivation(series_derivation(run, size)).result
     zero_init = series.G.xreplace({series.alpha: 0})
     yield symbolic_identity(
         "G_F(t) at V(0) = 0 through t^1 (every O(alpha) term gone) vs t Yt Yt^T Ft",
@@ -82,9 +81,9 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
     small = run.params["t2_size"]
     # Only the t^2 coefficient is reported: the order-2 derivation's own steps (thousands of
     # terms) would cost far more to print than to derive, so it is not attached.
-    s = cached(f"small-time series {dict(small)} order 2",
-               lambda: derive_small_time_series(small["n"], small["K"], small["M"],
-                                                order=2)).result
+    s = run.memo("small-time series order 2",
+                 lambda: derive_small_time_series(small["n"], small["K"], small["M"], order=2),
+                 key=str(dict(small)), scope="process").result
     t2 = s.coefficients().get((2, 0), sp.zeros(*s.G.shape))
     run.figure(f"t^2 coefficient of G_F(t) at V(0) = 0 (n={small['n']}, K={small['K']}, "
                f"M={small['M']}; nonzero: the O(t^2) is attained)",

@@ -59,7 +59,7 @@ from numerics.li2.deep_group_network import (
 from numerics.errors import Diverged
 from numerics.li2.grokking_time import grokking_times
 from numerics.li2.group_task import group_task
-from numerics.li2.group_trainer import Hyper
+from numerics.li2.trainer import Hyper
 from numerics.optimizers import OptimizerSpec
 from numerics.li2.train_splits import random_splits
 from verify import (
@@ -71,7 +71,6 @@ from verify import (
     Run,
     Tolerance,
     at_least,
-    cached,
     compare,
     compare_cases,
     fit_trend,
@@ -159,13 +158,6 @@ def _problem(run: Run, width: int, activation: str, residual: bool, scale: float
                        effective(params[f"W{L}"], residual), centred_labels(S, G.order))
 
 
-def _key(run: Run, section: str) -> str:
-    """Cache key of a stated-independent computation of ``section`` (every parameter, the
-    seed, dtype and device it depends on)."""
-    return (f"{run.claim_id} {section} {sorted(run.params['init'].items())} {run.seed} "
-            f"{run.dtype} {run.device}")
-
-
 def _chain_problems(run: Run) -> list[tuple[dict, InitProblem, torch.Tensor]]:
     """Per (activation, plain/residual, width): the problem and its gates (cached: the
     stated product is the only part the control changes)."""
@@ -181,7 +173,7 @@ def _chain_problems(run: Run) -> list[tuple[dict, InitProblem, torch.Tensor]]:
                                 pb, activation_by_name(activation).derivative(pb.pre)))
         return out
 
-    return cached(_key(run, "chain problems"), compute)
+    return run.memo("chain problems", compute)
 
 
 def _chain_cases(run: Run) -> Iterator[Evidence]:
@@ -229,7 +221,7 @@ def _approximation_data(run: Run, activation: str) -> tuple[torch.Tensor, ...]:
                             for s in p["scales"]], 1)
         return deficit, mean_gate, scaled
 
-    return cached(_key(run, f"deficits {activation}"), compute)
+    return run.memo("deficits", compute, key=activation)
 
 
 def _approximation(run: Run) -> Iterator[Evidence]:
@@ -258,7 +250,7 @@ def _approximation(run: Run) -> Iterator[Evidence]:
                       parameters={"scales": list(p["scales"])},
                       note="derived: sigma(s z) = s^q sigma(z) scales G_(L-1) and the "
                            "approximation by positive constants")
-    residual = cached(_key(run, "residual deficits"), lambda: {
+    residual = run.memo("residual deficits", lambda: {
         f"scale {s:g}": (1 - torch.cat([_deficits(run, a, True, s, widths[:1])[0]
                                         for a in p["activations"]], 1)).tolist()
         for s in p["residual_scales"]})
@@ -340,8 +332,8 @@ def _residual_data(run: Run) -> ResidualData:
 
 def _residual(run: Run) -> Iterator[Evidence]:
     p = run.params["init"]
-    # cached: only the stated sum of the terms differs in the control
-    r = cached(_key(run, "residual terms"), lambda: _residual_data(run))
+    # memoised: only the stated sum of the terms differs in the control
+    r = run.memo("residual terms", lambda: _residual_data(run))
     cases = [(config, run.stated["residual_sum"](terms), G1) for config, terms, G1 in r.cases]
     yield compare_cases(Route.NUMERIC, "G_res,1 (autograd) = sum of the L terms (G_L down the "
                         "skips + each layer's branch)", cases,
@@ -406,8 +398,7 @@ def _bottom_up(run: Run) -> Iterator[Evidence]:
     stated = float(run.stated["bottom_up"]())
     figure = {}
     for arch in p["architectures"]:
-        key = f"{run.claim_id} train {arch} {dict(p)} {run.dtype} {run.device}"
-        r = cached(key, lambda a=arch: _train(run, a == "residual"))
+        r = run.memo("training", lambda a=arch: _train(run, a == "residual"), key=arch)
         L = r.epochs.shape[1]
         params = {"architecture": arch, "rise epochs [seed][layer]": r.epochs.tolist(),
                   "reached": r.reached.tolist(), "fraction": p["fraction"],

@@ -3,7 +3,7 @@ grokking time, as fitted log-log slopes over seeds.
 
 Routes. The paper's predictions, written as signs of :math:`\partial\log t/\partial\log x`
 (and a slope of :math:`-1` for weight decay) (stated); batched full-batch training of the
-two-layer network on :math:`\mathbb Z_M` (:class:`numerics.li2.group_trainer.GroupTrainer`,
+two-layer network on :math:`\mathbb Z_M` (:class:`numerics.li2.trainer.GroupTrainer`,
 measured) with the author's Adam: the grokking time :math:`t_a` (first logged epoch with test
 accuracy :math:`\ge a`, :math:`a\in\{0.5, 0.99\}`, :mod:`numerics.li2.grokking_time`) along one
 geometric grid per factor, every other factor at a base point (a star design; the base
@@ -38,7 +38,7 @@ from numerics.li2.grokking_time import (
     grokking_times,
     train_until,
 )
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 from numerics.li2.train_splits import train_count
 from verify import (
@@ -51,7 +51,6 @@ from verify import (
     Run,
     Tolerance,
     TrendFit,
-    cached,
     fit_trend,
     register,
     to_json_value,
@@ -174,10 +173,6 @@ class Times:
     batch_sizes: dict[str, int]
 
 
-SIMULATION = ("group", "K", "base", "grids", "large_beta", "gradient_descent", "seeds",
-              "budget", "chunk", "eval_every", "thresholds", "optimizer", "activation", "loss")
-
-
 def _simulate(run: Run) -> Times:
     p = run.params
     points = sorted({pt for pts in grid_points(p).values() for pt in pts})
@@ -214,9 +209,7 @@ def _simulate(run: Run) -> Times:
 
 
 def _times(run: Run) -> Times:
-    p = run.params
-    key = f"{run.claim_id} {[(k, p[k]) for k in SIMULATION]} {run.dtype} {run.device}"
-    return cached(key, lambda: _simulate(run))
+    return run.memo("simulation", lambda: _simulate(run))
 
 
 # --- evidence -----------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from statistics import NormalDist
 from typing import Any
 
 import sympy as sp
@@ -54,9 +53,9 @@ from verify import (
     Run,
     Tolerance,
     at_most,
-    cached,
     compare,
     fit_trend,
+    monte_carlo,
     order_along,
     register,
     symbolic_identity,
@@ -115,12 +114,6 @@ def stated_threshold_scale(M):
 # --- shared helpers ------------------------------------------------------------------------------
 
 
-def _normal_quantile(alpha: float, comparisons: int) -> float:
-    """Two-sided Bonferroni quantile: all ``comparisons`` z-scores stay below it with
-    probability at least 1 - alpha when the routes agree."""
-    return NormalDist().inv_cdf(1 - alpha / (2 * comparisons))
-
-
 @lru_cache(maxsize=16)
 def fourier_features(G: FiniteGroup) -> tuple[torch.Tensor, tuple[int, ...]]:
     r""":math:`\phi(h)=\bigoplus_{k\ne0}\mathrm{vec}\,C_k(h)` (``M x (M-1)``, complex128) from
@@ -162,23 +155,21 @@ def _monte_carlo(run: Run, name: str) -> Iterator[Evidence]:
         return s.sum(-1), {k: v / draws for k, v in sums.items()}
 
     # the stated forms do not enter the draws: the control reuses them
-    z, mean = cached(f"li2.thm4 {stream} {ratio} {draws} {run.seed_for(stream)}", simulate)
+    z, mean = run.memo("monte carlo", simulate, key=stream)
     params = {"group": name, "M": M, "p": ratio, "draws": draws, "alpha": c["alpha"]}
     # z-hat: per target, the standard error from the sample variance
     se_z = ((mean["z2"] - mean["z"] ** 2).clamp(min=0) / draws).sqrt()
-    q = _normal_quantile(c["alpha"], M)
     yield compare(Route.MONTE_CARLO, f"{name}: Horvitz-Thompson mean of z_h (E zhat_h = z_h)",
                   stated=z, measured=mean["z"], metric="absolute",
-                  tolerance=Tolerance(q * float(se_z.max()),
-                                      f"{q:.2f} x the largest Monte Carlo standard error over "
-                                      f"the M targets ({draws} draws; Bonferroni, family-wise "
-                                      f"false alarm {c['alpha']:g})"), parameters=params)
+                  tolerance=monte_carlo(float(se_z.max()), tests=M, false_alarm=c["alpha"],
+                                        what="target's Horvitz-Thompson mean",
+                                        note=f"the largest standard error, {draws} draws"),
+                  parameters=params)
     A = weighted_gram(features, torch.ones(M, dtype=torch.float64))
     # The operators are linear in w_h (or w_h^2), and the w_h of different targets use
     # disjoint pairs (independent): entry-wise Var = (1/M^2) sum_h Var(w_h^k) |phi_h phi_h^H|^2.
     outer_sq = (features[:, :, None] * features[:, None, :].conj()).abs().square()
     entries = 2 * (M - 1) ** 2  # real and imaginary parts
-    q = _normal_quantile(c["alpha"], entries)
     for key, var_key, form, label in (
             ("w", "w2", "weight_mean", "E A_hat = A"),
             ("w2", "w4", "second_moment", "E A_hat^(2) = (1 + (1-p)/(pM)) A (Eq. 29)")):
@@ -187,11 +178,10 @@ def _monte_carlo(run: Run, name: str) -> Iterator[Evidence]:
         yield compare(Route.MONTE_CARLO, f"{name}: {label}",
                       stated=float(run.stated[form](ratio, M)) * A,
                       measured=weighted_gram(features, mean[key]), metric="absolute",
-                      tolerance=Tolerance(q * float(se.max()),
-                                          f"{q:.2f} x the largest Monte Carlo standard error "
-                                          f"over the {entries} real entries ({draws} draws; "
-                                          f"Bonferroni, family-wise false alarm "
-                                          f"{c['alpha']:g})"),
+                      tolerance=monte_carlo(float(se.max()), tests=entries,
+                                            false_alarm=c["alpha"],
+                                            what="real entry of the mean operator",
+                                            note=f"the largest standard error, {draws} draws"),
                       parameters={**params, "block dimensions d_k": list(dims)},
                       note="A_hat(w) = (1/M) sum_h w_h phi(h) phi(h)^H with phi(h) the vec of "
                            "the nontrivial irreps; A = A_hat(1)")
@@ -256,8 +246,7 @@ def _deviations(run: Run, stream: str, M: int, ratios: Sequence[float], seeds: i
             out[:, i] = cyclic_operator_deviation(target_weights((U < r).double(), r))
         return out
 
-    return cached(f"li2.thm4 {stream} {M} {list(ratios)} {seeds} {run.seed_for(stream)}",
-                  compute)
+    return run.memo("deviations", compute, key=(stream, M, tuple(ratios), seeds))
 
 
 def _operator(run: Run) -> Iterator[Evidence]:
@@ -291,10 +280,8 @@ def _operator(run: Run) -> Iterator[Evidence]:
 
 def landscape_thresholds(run: Run, name: str, square_terms: bool) -> dict[str, Any]:
     """Per subsample: the ratio above which every irreducible vertex of ``name`` is retained,
-    the same per complex dimension d_k, and diagnostics (cached: the control reuses it)."""
+    the same per complex dimension d_k, and diagnostics (memoised: the control reuses it)."""
     c = run.params["landscape"]
-    key = (f"li2.thm4 landscape {name} {square_terms} {sorted(c.items())} {run.seed} "
-           f"{run.dtype} {run.device}")
 
     def compute() -> dict[str, Any]:
         G = build_group(name)
@@ -319,7 +306,7 @@ def landscape_thresholds(run: Run, name: str, square_terms: bool) -> dict[str, A
                 "below_range": int(result.below_range.sum()),
                 "vertices": len(points), "flips": result.flips}
 
-    return cached(key, compute)
+    return run.memo("landscape thresholds", compute, key=(name, square_terms))
 
 
 def odds(x: torch.Tensor) -> torch.Tensor:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 import numpy as np
 import sympy as sp
@@ -188,13 +188,15 @@ def focus_class(s: torch.Tensor, tol: float) -> str:
 
 
 def landscape(run: Run, group: str, name: str, counts: tuple[int, ...]) -> EnergyLandscape:
+    """The energy landscape's maxima for (group, activation, counts), memoised so the
+    negative control reuses them."""
     p = run.params
-    return _landscape(group, name, counts, p["starts"], p["max_steps"],
-                      p["coarse_gtol_factor"], p["newton_iterations"], p["cluster_tol"],
-                      run.seed_for(f"starts:{group}"), str(run.device), str(run.dtype))
+    return run.memo("landscape", lambda: _landscape(
+        group, name, counts, p["starts"], p["max_steps"], p["coarse_gtol_factor"],
+        p["newton_iterations"], p["cluster_tol"], run.seed_for(f"starts:{group}"),
+        str(run.device), str(run.dtype)), key=(group, name, counts))
 
 
-@lru_cache(maxsize=128)
 def _landscape(group: str, name: str, counts: tuple[int, ...], starts: int, max_steps: int,
                coarse_gtol_factor: float, newton_iterations: int, cluster_tol: float,
                seed: int, device: str, dtype: str) -> EnergyLandscape:
@@ -249,12 +251,11 @@ def _landscape(group: str, name: str, counts: tuple[int, ...], starts: int, max_
                            float(coarse.largest_decrease.max()), sample_centred, ratio)
 
 
-@lru_cache(maxsize=128)
 def _reduced(group: str, name: str, counts: tuple[int, ...], random_starts: int,
              lr_scale: float, max_steps: int, gtol_factor: float, seed: int,
              device: str, dtype: str):
-    """The reduced problem's optimum for the data's p (li2.lemma5's optimiser), cached so
-    the negative control reuses it."""
+    """The reduced problem's optimum for the data's p (li2.lemma5's optimiser); memoised by
+    its caller so the negative control reuses it."""
     dt = getattr(torch, dtype.removeprefix("torch."))
     p = torch.tensor(counts, dtype=dt, device=torch.device(device))
     return optimise_reduced((p / p.sum())[None], memorisation_activation(name), random_starts,
@@ -393,9 +394,10 @@ def _landscape_evidence(run: Run, group: str, name: str, counts: tuple[int, ...]
     kind = run.stated["classification"](name)
     stated = run.stated["maximiser"](data.p, act, kind, data.partner)
     p = run.params
-    reduced = _reduced(group, name, counts, p["reduced_random_starts"], p["lr_scale"],
-                       p["reduced_max_steps"], p["gtol_factor"],
-                       run.seed_for(f"reduced:{group}:{name}"), str(run.device), str(run.dtype))
+    reduced = run.memo("reduced", lambda: _reduced(
+        group, name, counts, p["reduced_random_starts"], p["lr_scale"], p["reduced_max_steps"],
+        p["gtol_factor"], run.seed_for(f"reduced:{group}:{name}"), str(run.device),
+        str(run.dtype)), key=(group, name, counts))
     yield compare(
         Route.NUMERIC, f"{group}, sigma = {name}: global maximiser w of E",
         stated=stated, derived=lift(reduced.s[0], data), measured=best.w.to(stated),

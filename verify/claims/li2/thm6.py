@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import cache
 
 import numpy as np
 import sympy as sp
@@ -139,7 +139,8 @@ def _pair_study(run: Run, Ft: torch.Tensor, eta: float, pairs: torch.Tensor, lab
     run.figure(f"Schur denominator (alpha gamma - beta^2)/(alpha gamma), min: {label}",
                float(((alpha * gamma - beta**2) / (alpha * gamma)).min()))
 
-    # Third party (catalogue §7): Woodbury route and the full P_eta in place of P_{eta,-jl}.
+    # Third party (verify/claims/li2/SOURCES.md §7): Woodbury route and the full P_eta in place of
+    # P_{eta,-jl}.
     B_w = ridge_inverse_woodbury(Ft, eta)
     run.figure(f"Woodbury route vs SVD: {label}", {
         "max |B_wood - B_svd| / ||B||_2": float((B_w - B).abs().max()) / norm_B,
@@ -181,11 +182,11 @@ def _sign_evidence(run: Run, route: Route, quantity: str, beta: torch.Tensor, b:
 
 # --- the trained network -----------------------------------------------------------------
 
-@lru_cache(maxsize=4)
 def _trained_features(M: int, K: int, fraction: float, steps: int, lr: float, eta: float,
                       optimizer: str, seed: int, device: str, dtype: torch.dtype
                       ) -> torch.Tensor:
-    """Centred hidden features of the trained net; cached so the negative control reuses them."""
+    """Centred hidden features of the trained net (memoised by the caller so the negative
+    control reuses them)."""
     net = train_two_layer(M, K, steps=steps, lr=lr, eta=eta, fraction=fraction,
                           optimizer=optimizer, generator=make_generator(seed),
                           device=device, dtype=dtype)
@@ -194,8 +195,9 @@ def _trained_features(M: int, K: int, fraction: float, steps: int, lr: float, et
 
 def _network_study(run: Run) -> Iterator[Evidence]:
     c = run.params["net"]
-    Ft = _trained_features(c["M"], c["K"], c["fraction"], c["steps"], c["lr"], c["eta"],
-                           c["optimizer"], run.seed_for("net"), str(run.device), run.dtype)
+    Ft = run.memo("trained features", lambda: _trained_features(
+        c["M"], c["K"], c["fraction"], c["steps"], c["lr"], c["eta"], c["optimizer"],
+        run.seed_for("net"), str(run.device), run.dtype))
     eta, K = c["eta"], c["K"]
     label = f"trained net M={c['M']} K={K} n={Ft.shape[0]} eta={eta:g}"
     pairs = _sample_pairs(K, c["pairs"], run.rng("net pairs"), Ft.device)

@@ -1,5 +1,6 @@
 r"""li2.thm6-training: Theorem 6's repulsion along training, at checkpoints of the paper's
-network (catalogue ``li2.thm6``, ``li2.sec5-gradient``; the third-party study §7).
+network (verify/claims/li2/SOURCES.md ``li2.thm6`` and ``li2.sec5-gradient``; the third-party
+study, SOURCES §7).
 
 A two-layer :math:`\sigma(x)=x^2` network is trained on modular addition with the code's
 class-centred MSE and Adam (coupled weight decay), the third party's setting scaled down at
@@ -21,7 +22,7 @@ with :math:`\kappa(A)\propto1/\eta`: reported as a figure with its fitted order)
 sign rule with :math:`P_{\eta,-j\ell}` (Schur terms) holds at the most similar pairs; and the
 statistic :math:`\Pr[b_{j\ell}<0\mid\cos(\tilde{\mathbf f}_j,\tilde{\mathbf f}_\ell)>\tau]` has a
 Wilson lower bound above 1/2. Full fidelity is the third party's setting and compares with their
-§7.3 numbers.
+numbers (SOURCES §7.3).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
-from numerics.li2.group_trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.li2.repulsion_along_training import (
     FeatureSVD,
     RidgeRoutes,
@@ -63,7 +64,6 @@ from verify import (
     Tolerance,
     at_least,
     at_most,
-    cached,
     compare,
     fit_trend,
     order_along,
@@ -75,7 +75,7 @@ from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
 from verify.claims.li2._sign_rule import flipped_sign, stated_sign
 
-#: The third party's reported statistics (catalogue §7.3), by checkpoint epoch.
+#: The third party's reported statistics (SOURCES §7.3), by checkpoint epoch.
 THIRD_PARTY_SEED0_NEGATIVE = {50: 0.83, 100: 0.91, 175: 0.97, 250: 0.97, 300: 0.99}
 THIRD_PARTY_SEED0_SIGN_MATCH = {50: 0.83, 100: 0.91, 175: 0.975, 250: 0.975, 300: 0.995}
 THIRD_PARTY_MEDIAN_SIGN_MATCH = {50: 0.865, 100: 0.895, 175: 0.955, 250: 0.970, 300: 0.985}
@@ -89,7 +89,7 @@ LEVEL = 0.95
 # --- the stated forms -------------------------------------------------------------------------
 
 def stated_woodbury(Ft, eta):
-    r"""The third party's route to :math:`B` (catalogue §2.1's
+    r"""The third party's route to :math:`B` (SOURCES §2.1's
     :math:`I-\tilde FB\tilde F^\top=\eta(\tilde F\tilde F^\top+\eta I)^{-1}`, solved for
     :math:`B`): :math:`\eta^{-1}\big(I_K-\tilde F^\top(\tilde F\tilde F^\top+\eta I_n)^{-1}
     \tilde F\big)`."""
@@ -115,22 +115,19 @@ def _n(p) -> int:
 
 def readings(p) -> dict[str, float]:
     r"""The two readings of :math:`\eta` in :math:`B`: the paper's scale
-    :math:`\eta_{\rm paper}=n\,\eta_{\rm code}/2` (the ridge the code's loss implies, §2.4) and
+    :math:`\eta_{\rm paper}=n\,\eta_{\rm code}/2` (the ridge the code's loss implies, SOURCES §2.4)
+    and
     the optimiser's ``weight_decay`` as the third party used it."""
     return {"paper": _n(p) * p["weight_decay"] / 2, "third party": p["weight_decay"]}
 
 
-TRAINING = ("M", "K", "p", "lr", "weight_decay", "seeds", "checkpoints", "eval_every")
-
-
 def _train(run: Run) -> tuple[dict[int, torch.Tensor], dict[int, list[float]]]:
     """Centred features ``(S, n, K)`` (float64) and test accuracy per seed at each checkpoint;
-    cached (the stated forms do not enter)."""
+    memoised (the stated forms do not enter)."""
     p = run.params
     if any(c % p["eval_every"] for c in p["checkpoints"]):
         raise ValueError(f"checkpoints: {p['checkpoints']} must be multiples of eval_every "
                          f"{p['eval_every']} (the test accuracy is logged there)")
-    key = f"{run.claim_id} train {[(k, p[k]) for k in TRAINING]} {run.dtype} {run.device}"
 
     def simulate():
         hyper = Hyper.grid(seed=list(p["seeds"]), eta=[p["weight_decay"]], p=[p["p"]],
@@ -145,7 +142,7 @@ def _train(run: Run) -> tuple[dict[int, torch.Tensor], dict[int, list[float]]]:
         at = {int(e): acc[i].tolist() for i, e in enumerate(epochs)}
         return features, {c: at[c] for c in p["checkpoints"]}
 
-    features, accuracy = cached(key, simulate)
+    features, accuracy = run.memo("training", simulate)
     if not all(bool(torch.isfinite(F).all()) for F in features.values()):
         raise Diverged("features at a checkpoint are not finite")
     return features, accuracy
@@ -160,18 +157,6 @@ class Checkpoint:
     routes: RidgeRoutes
     cos: torch.Tensor
     similar: tuple[torch.Tensor, ...]   # per seed: node-disjoint most similar pairs
-
-
-def _woodbury_name(run: Run) -> str:
-    f = run.stated["woodbury"]
-    return f"{f.__module__}.{f.__qualname__}"
-
-
-def _key(run: Run, what: str, *names: str) -> str:
-    """A cache key: the training, the named parameters, the Woodbury form, dtype, device."""
-    p = run.params
-    return f"{run.claim_id} {what} {[(k, p[k]) for k in TRAINING + names]} " \
-           f"{_woodbury_name(run)} {run.dtype} {run.device}"
 
 
 def _checkpoints(run: Run) -> list[Checkpoint]:
@@ -189,7 +174,7 @@ def _checkpoints(run: Run) -> list[Checkpoint]:
                 out.append(Checkpoint(epoch, name, routes, cos, similar))
         return out
 
-    return cached(_key(run, "checkpoints", "threshold"), compute)
+    return run.memo("checkpoints", compute, uses=("woodbury",))
 
 
 def _error(r: RidgeRoutes, B: torch.Tensor) -> torch.Tensor:
@@ -209,7 +194,7 @@ def _sweep(run: Run) -> dict[int, list[RidgeRoutes]]:
                           for eta in run.params["eta_sweep"]]
         return out
 
-    return cached(_key(run, "sweep", "eta_sweep", "sweep_at"), compute)
+    return run.memo("sweep", compute, uses=("woodbury",))
 
 
 # --- evidence: the routes ---------------------------------------------------------------------
@@ -334,7 +319,7 @@ def _theorem_pairs(run: Run, points: list[Checkpoint]
         sure = (beta.abs() > torch.cat(beta_bounds)) & (b.abs() > torch.cat(b_bounds))
         return beta, b, sure
 
-    return cached(_key(run, "schur", "threshold", "schur_pairs"), compute)
+    return run.memo("schur", compute, uses=("woodbury",))
 
 
 def _theorem_evidence(run: Run, points: list[Checkpoint]) -> Iterator[Evidence]:
@@ -418,8 +403,8 @@ def _their_statistics(run: Run, points: list[Checkpoint]) -> dict[int, dict[str,
     (:math:`B` with the extra :math:`1/\eta`, their residual similarity), and the intended
     full-:math:`P_\eta` rule computed their way (Woodbury float64) and stably. Cached (the
     sign forms do not enter, the Woodbury form is in the key)."""
-    return cached(_key(run, "their statistics", "threshold", "third_party_pairs"),
-                  lambda: _compute_their_statistics(run, points))
+    return run.memo("their statistics", lambda: _compute_their_statistics(run, points),
+                    uses=("woodbury",))
 
 
 def _compute_their_statistics(run: Run, points: list[Checkpoint]

@@ -440,7 +440,6 @@ class Endpoints:
     gtol: float
 
 
-@lru_cache(maxsize=64)
 def _endpoints(name: str, learned: tuple[int, ...], eta: float, starts: int, lr_scale: float,
                max_steps: int, gtol_u: float, hessian_samples: int, seed: int,
                device: str, dtype: str) -> Endpoints:
@@ -473,10 +472,13 @@ def _endpoints(name: str, learned: tuple[int, ...], eta: float, starts: int, lr_
 
 def endpoints(run: Run, s: Setting, eta: float = 0.0, starts: int | None = None
               ) -> Endpoints:
+    """Ascent end points for setting ``s`` (memoised: the negative control reuses them)."""
     p = run.params
-    return _endpoints(s.name, s.learned, eta, starts or p["starts"], p["lr_scale"],
-                      p["max_steps"], p["gtol_u"], p["hessian_samples"],
-                      run.seed_for(f"starts {s.label} {eta}"), str(run.device), str(run.dtype))
+    starts = starts or p["starts"]
+    return run.memo("endpoints", lambda: _endpoints(
+        s.name, s.learned, eta, starts, p["lr_scale"], p["max_steps"], p["gtol_u"],
+        p["hessian_samples"], run.seed_for(f"starts {s.label} {eta}"), str(run.device),
+        str(run.dtype)), key=(s.name, s.learned, s.label, eta, starts))
 
 
 @lru_cache(maxsize=64)

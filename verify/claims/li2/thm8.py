@@ -43,7 +43,7 @@ from numerics.integrators import rk4_step
 from numerics.li2.coupon_collector import collect, collection_time
 from numerics.li2.energy import stage2_node_update
 from numerics.li2.extreme_values import frechet
-from numerics.li2.gaussian_mc import MCEstimate, simultaneous_z
+from numerics.li2.gaussian_mc import MCEstimate
 from numerics.li2.muon_dynamics import (
     gradient_field,
     initial_nodes,
@@ -68,6 +68,7 @@ from theory.li2.coupon_collector import (
 from theory.li2.coupon_collector import q as q_symbol
 from theory.li2.coupon_collector import t as t_symbol
 from verify import (
+    FALSE_ALARM,
     Assumption,
     Claim,
     Evidence,
@@ -76,19 +77,16 @@ from verify import (
     Run,
     Tolerance,
     at_most,
-    cached,
+    bonferroni_z,
     compare,
+    monte_carlo,
     register,
-    reused_route,
     roundoff,
     symbolic_identity,
 )
 from verify.arrays import exp, gate, transpose
 from verify.claims.li2 import PAPER
 from verify.claims.li2._clt_regime import MIN_COUNT
-
-#: Family-wise probability that the Monte Carlo comparisons reject a true statement.
-FALSE_ALARM = 1e-3
 
 
 # --- the paper's formulas ----------------------------------------------------------------------
@@ -170,11 +168,7 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
 # --- Monte Carlo ------------------------------------------------------------------------------
 
 def _z(comparisons: int) -> Tolerance:
-    z = simultaneous_z(comparisons, FALSE_ALARM)
-    return Tolerance(z, f"CLT: each Monte Carlo mean lies within z = {z:.2f} standard errors "
-                        f"except with probability {FALSE_ALARM:g} over the {comparisons} "
-                        f"compared entries (Bonferroni); the unit adds the summation roundoff "
-                        f"floor")
+    return monte_carlo(tests=comparisons, note="the unit adds the summation roundoff floor")
 
 
 def _mean(x: torch.Tensor) -> MCEstimate:
@@ -190,8 +184,6 @@ def _stated_T0(run: Run, p: torch.Tensor) -> torch.Tensor:
 def _flow_winners(run: Run) -> dict[str, Any]:
     """Eq. 10 from Fréchet draws, each run until it reaches a vertex (cached)."""
     f = run.params["flow"]
-    key = f"{run.claim_id} flow {run.seed_for('flow')} {f} {run.dtype} {run.device}"
-
     def compute() -> dict[str, Any]:
         mu = torch.tensor(f["mu"], dtype=run.dtype, device=run.device)
         alpha = initial_nodes(f["trials"], mu, f["a"], run.generator("flow"))
@@ -199,7 +191,7 @@ def _flow_winners(run: Run) -> dict[str, Any]:
                             level=f["level"])
         return {"mu": mu, "winner": out.winner, "resolved": out.resolved, "time": out.time}
 
-    return cached(key, compute)
+    return run.memo("flow", compute)
 
 
 def _selection(run: Run) -> Iterator[Evidence]:
@@ -231,8 +223,6 @@ def _selection(run: Run) -> Iterator[Evidence]:
 def _collections(run: Run) -> dict[str, Any]:
     """Node-by-node collection with Lemma 8's rule and with the proof's Muon model."""
     c = run.params["collection"]
-    key = f"{run.claim_id} collect {run.seed_for('collect')} {c} {run.dtype} {run.device}"
-
     def compute() -> dict[str, Any]:
         gen = run.generator("collect")
         out = []
@@ -246,7 +236,7 @@ def _collections(run: Run) -> dict[str, Any]:
             out.append(counts)
         return out
 
-    return cached(key, compute)
+    return run.memo("collect", compute)
 
 
 def _counts(run: Run) -> Iterator[Evidence]:
@@ -281,9 +271,6 @@ def _counts(run: Run) -> Iterator[Evidence]:
 
 def _sequential(run: Run) -> dict[str, Any]:
     s = run.params["sequential"]
-    key = f"{run.claim_id} sequential {run.seed_for('sequential')} {s} {run.dtype} " \
-          f"{run.device}"
-
     def compute() -> dict[str, Any]:
         gen = run.generator("sequential")
         mu = torch.tensor(s["mu"], dtype=run.dtype, device=run.device)
@@ -294,7 +281,7 @@ def _sequential(run: Run) -> dict[str, Any]:
                                               max_nodes=s["max_nodes"])
                 for columns in s["columns"] for a in s["a"]}
 
-    return cached(key, compute)
+    return run.memo("sequential", compute)
 
 
 def _muon_guiding(run: Run) -> Iterator[Evidence]:
@@ -312,7 +299,7 @@ def _muon_guiding(run: Run) -> Iterator[Evidence]:
         units.append(float(est.unit))
         labels.append({"columns": columns, "a": a})
         unresolved += out.unresolved
-    z = simultaneous_z(2 * len(runs), FALSE_ALARM)
+    z = bonferroni_z(2 * len(runs))
     measured_a, units_a = np.array(measured), np.array(units)
     run.figure("sequential Muon: mean nodes, the T_a formula, L",
                {"runs": labels, "measured": measured, "formula": formula, "L": L,
@@ -399,8 +386,6 @@ def _rebalancing(run: Run) -> Iterator[Evidence]:
 def _joint_coverage(run: Run) -> None:
     """Modes covered by K = L nodes trained jointly, gradient flow vs Muon (a figure)."""
     j = run.params["joint"]
-    key = f"{run.claim_id} joint {run.seed_for('joint')} {j} {run.dtype} {run.device}"
-
     def compute() -> dict[str, float]:
         mu = torch.tensor(j["mu"], dtype=run.dtype, device=run.device)
         L = len(j["mu"])
@@ -419,7 +404,7 @@ def _joint_coverage(run: Run) -> None:
         return out
 
     run.figure("modes covered by K = L nodes trained jointly (mean over trials)",
-               {**cached(key, compute), "L": len(j["mu"])})
+               {**run.memo("joint", compute), "L": len(j["mu"])})
 
 
 def _eq6_form(run: Run) -> Iterator[Evidence]:
@@ -446,9 +431,8 @@ def _eq6_form(run: Run) -> Iterator[Evidence]:
 def check(run: Run) -> Iterator[Evidence]:
     # the control swaps "selection", which the symbolic route does not read: its run replays
     # this route's evidence and derivations (the Eq. 41 integral is not redone)
-    yield from reused_route(run, ("symbolic", run.params["symbolic_L"]),
-                            ("collection_integrand", "wait", "muon_time"),
-                            lambda: _symbolic(run))
+    yield from run.memo_route("symbolic", ("collection_integrand", "wait", "muon_time"),
+                              lambda: _symbolic(run))
     yield from _selection(run)
     yield from _counts(run)
     yield from _muon_guiding(run)

@@ -1,5 +1,5 @@
 """Claims of Never Saddle (Jacobs, Zhou, Burkholz, arXiv 2603.02064, submitted numbering).
-Catalogue: shared/papers/never_saddle.md. The full text was not available: every claim's
+Sources: verify/claims/ns/SOURCES.md. The full text was not available: every claim's
 ``reading`` states the toolkit's precise version of the public description."""
 
 PAPER = "Never Saddle (Jacobs, Zhou, Burkholz, arXiv 2603.02064)"

@@ -1,6 +1,6 @@
 r"""The fixed-sign parameter flow through its blow-up: the parameter flow on
 :math:`f(x) = -Gx` from balanced factors, integrated in a time-changed variable (RK4 on a
-step-halving ladder, cached; :func:`fixed_sign_ladder`) on a (q, L, balance) grid
+step-halving ladder, memoised; :func:`fixed_sign_ladder`) on a (q, L, balance) grid
 (:func:`fixed_sign_grid`), and the velocity of :math:`x = \prod_i w_i` by autograd
 (:func:`velocity_of_x`).
 
@@ -15,7 +15,7 @@ import torch
 
 from numerics.ns.blow_up import LinearObjective, balanced_start, clocked_trajectory
 from numerics.ns.steepest_flows import ProductFlow
-from verify import Run, cached, ladder
+from verify import Run, ladder
 from verify.claims.ns._ladders import Grid, grid
 
 
@@ -29,10 +29,11 @@ def fixed_sign_ladder(run: Run, G: Grid, p: dict[str, Any]) -> list[torch.Tensor
     :math:`w_i = a` (balance ``zero``) or :math:`w_1 = 0`, :math:`w_{i\ge2} = a` (``cor4.8``),
     integrated in the time-changed variable :math:`\tau \in [0, \tau_{end}]` (RK4, ladder
     ``p['steps'] * 2^k``, records every ``p['record']`` base steps). Per level, the records
-    ``(R, L_max + 1, B, 1)``: factors, then the clock. Cached: no stated form enters."""
+    ``(R, L_max + 1, B, 1)``: factors, then the clock. Memoised for every claim that runs it
+    (``scope="process"``): no stated form and no random draw enters, only the grid and these
+    parameters."""
     keys = ("a", "G", "tau", "steps", "levels", "record")
-    key = (f"ns fixed-sign clocked ladder {G.labels} {[p[k] for k in keys]} {run.dtype} "
-           f"{run.device}")
+    key = (str(G.labels), str([p[k] for k in keys]))
 
     def simulate() -> list[torch.Tensor]:
         a = torch.full((G.size, 1), float(p["a"]), dtype=run.dtype, device=run.device)
@@ -45,7 +46,7 @@ def fixed_sign_ladder(run: Run, G: Grid, p: dict[str, Any]) -> list[torch.Tensor
             flow, W0, G.mask, tau=p["tau"], steps=n, record_every=every * p["record"]),
             p["steps"], p["levels"])
 
-    return cached(key, simulate)
+    return run.memo("ns fixed-sign clocked ladder", simulate, key=key, scope="process")
 
 
 def velocity_of_x(W: torch.Tensor, velocity: torch.Tensor) -> torch.Tensor:

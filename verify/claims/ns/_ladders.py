@@ -19,7 +19,7 @@ from numerics.ns.steepest_flows import (
     depth_mask,
 )
 from numerics.step_studies import sign_changes
-from verify import Run, cached, ladder
+from verify import Run, ladder
 
 @dataclass(frozen=True)
 class Grid:
@@ -76,12 +76,12 @@ def decay_integral(t: torch.Tensor) -> torch.Tensor:
 
 def regression_ladder(run: Run, stream: str, G: Grid, initial: Callable[[int], torch.Tensor],
                       p: dict[str, Any]) -> tuple[Regression, torch.Tensor, list[torch.Tensor]]:
-    """The parameter flow on the catalogue's regression problem for every entry of ``G``
+    """The parameter flow on the default regression problem (verify/claims/ns/SOURCES.md §4.0) for
+    every entry of ``G``
     (label ``mode`` picks the decay, strength ``p['alpha']`` times :func:`decay_schedule`),
     from ``initial(d)`` ``(L_max, B, d)``, RK4 on the ladder ``p['steps']``, ``p['levels']``
     up to time ``p['T']``. Returns the problem, the record times and the factor records per
-    level; cached (the stated forms do not enter)."""
-    key = f"{run.claim_id} {stream} {run.seed_for(stream)} {p} {run.dtype} {run.device}"
+    level; memoised (the stated forms do not enter)."""
 
     def simulate_all():
         problem, _ = default_regression(run.generator("problem"), device=run.device,
@@ -99,14 +99,14 @@ def regression_ladder(run: Run, stream: str, G: Grid, initial: Callable[[int], t
                                device=run.device)
         return problem, times, values
 
-    return cached(key, simulate_all)
+    return run.memo("regression ladder", simulate_all, key=stream)
 
 
 def gradient_assumption(run: Run, problem: Regression, W: torch.Tensor, floor: float) -> None:
     """Record whether max_k |g_k| stays above ``floor`` on every record of ``W`` (the entries
     a verdict rests on; q = 1 runs are reported, not verdicted): for q < 2 the flow
     reaches the solution set in finite time, after which a fixed-step scheme chatters around
-    it and no step-size expansion exists (the catalogue stops below 1e-6)."""
+    it and no step-size expansion exists (SOURCES §4.0 stops below 1e-6)."""
     smallest = float(problem.grad(W.prod(1)).abs().amax(-1).min())
     run.assume("T ends before the gradient vanishes", smallest >= floor,
                "max_k |g_k(t)| stays above the floor on every record (no chattering phase)",

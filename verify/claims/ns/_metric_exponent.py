@@ -6,6 +6,7 @@ from __future__ import annotations
 
 
 def stated_metric_exponent(q, L):
-    r"""Metric exponent :math:`m = q(L-1)/L` (the summaries; the catalogue's one copied
-    formula): the power of :math:`|x|` in the inverse metric at zero balance."""
+    r"""Metric exponent :math:`m = q(L-1)/L` (the summaries; the one summary formula that
+    verify/claims/ns/SOURCES.md §4.10 reproduces): the power of :math:`|x|` in the inverse metric
+    at zero balance."""
     return q * (L - 1) / L

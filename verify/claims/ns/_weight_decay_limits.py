@@ -1,12 +1,13 @@
 r"""The limits of the regression's flows under weight decay, shared by ``ns.thm4.14`` and
-``ns.x.thm4.14-limit`` (Theorem 4.14, submitted numbering; catalogue §4.15) and ``ns.table1``
+``ns.x.thm4.14-limit`` (Theorem 4.14, submitted numbering; verify/claims/ns/SOURCES.md §4.15) and
+``ns.table1``
 (Table 1): the regression and its lasso weight (:func:`problem_for_limits`), gradient flow and
 the q = 3/2 flow run to rest by adaptive RK4 (:func:`continuous_limits`, :class:`RestLimit`,
 :func:`rest_compare`), sign descent with decay on a learning-rate ladder with its settle phase
 (:func:`simulate_sign_ladder`, :func:`sign_settle_time`, :class:`SignLimit`,
 :func:`sign_tolerance`), the support threshold and the limit runs' parameters. The shared
-runs draw from ``ns.thm4.14``'s random streams under its cache keys (:data:`THM_ID`), so the
-claims reuse one simulation.
+runs draw from ``ns.thm4.14``'s random streams (:data:`THM_ID`) and are memoised with
+``scope="process"`` under the parameters they depend on, so the claims reuse one simulation.
 """
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ from numerics.ns.decayed_limits import adaptive_rest, product_tangent, settled_s
 from numerics.ns.steepest_flows import ProductFlow, Regression, default_regression, depth_mask
 from numerics.penalised_least_squares import lasso, min_sup_norm
 from theory.ns.reparam_balance import A_INT, Q, derive_decoupled_balance
-from verify import RESOLVED, Evidence, Route, Run, Tolerance, cached, compare, unit_roundoff
+from verify import RESOLVED, Evidence, Route, Run, Tolerance, compare, unit_roundoff
 
 THM_ID = "ns.thm4.14"
-THRESHOLD = 1e-3  # support threshold of the catalogue (§4.15)
+THRESHOLD = 1e-3  # support threshold of SOURCES §4.15
 
 
-#: The parameters each shared simulation depends on (its cache key; other claims that pass
-#: more parameters still hit the cache).
+#: The parameters each shared simulation depends on (its memo key, process scope: other
+#: claims that pass more parameters still share the entry).
 PROBLEM_KEYS = ("N", "d", "kappa")
 CONTINUOUS_KEYS = (*PROBLEM_KEYS, "init_scale", "dt", "local_tol", "speed_tol_u",
                    "max_steps")
@@ -72,7 +73,8 @@ def _lasso_rate(A: torch.Tensor, y: torch.Tensor, weight: float) -> tuple[float,
 
 
 def problem_for_limits(run: Run, p: dict[str, Any]) -> Problem:
-    """The regression (catalogue sizes) and, among ``p['kappa']`` x ||grad f(0)||_inf, the lasso
+    """The regression (sizes of SOURCES §4.0) and, among ``p['kappa']`` x ||grad f(0)||_inf, the
+    lasso
     weight whose linearised flow decays fastest (a conditioning choice: it only sets how long
     the flows take to come to rest)."""
     shared = _shared(run)
@@ -87,9 +89,8 @@ def problem_for_limits(run: Run, p: dict[str, Any]) -> Problem:
                    key=lambda t: t[0])
         return Problem(regression, best[2], best[1], min_sup_norm(A, y), best[0])
 
-    key = f"{THM_ID} problem {p['N']} {p['d']} {p['kappa']} {shared.seed_for('problem')} " \
-          f"{run.dtype} {run.device}"
-    return cached(key, build)
+    key = (str(_subset(p, PROBLEM_KEYS)), shared.seed_for("problem"))
+    return run.memo(f"{THM_ID} problem", build, key=key, scope="process")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,9 +173,8 @@ def continuous_limits(run: Run, p: dict[str, Any]) -> tuple[Problem, list[dict],
         return RestLimit(runs[0].final.prod(0), runs[1].final.prod(0), runs[1].remaining,
                          runs[1].accepted)
 
-    key = f"{THM_ID} continuous {_subset(p, CONTINUOUS_KEYS)} " \
-          f"{shared.seed_for('continuous start')} {run.dtype} {run.device}"
-    return problem, cells, cached(key, simulate)
+    key = (str(_subset(p, CONTINUOUS_KEYS)), shared.seed_for("continuous start"))
+    return problem, cells, run.memo(f"{THM_ID} continuous", simulate, key=key, scope="process")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +190,7 @@ class SignLimit:
     settle: float | None = None
 
 
-#: The catalogue's learning-rate drop at the end of a sign-descent run (§4.15: lr / 10).
+#: The learning-rate drop at the end of a sign-descent run (SOURCES §4.15: lr / 10).
 SIGN_DROP = 10.0
 
 
@@ -201,7 +201,7 @@ def sign_settle_time(run: Run, cells: list[dict[str, Any]]) -> float:
     :math:`\alpha_{min}` the weakest decoupled decay among the cells with a box (``radius``).
     The first half shrinks the coarse rate's O(lr) offsets by the drop factor, to the fine band;
     the second half is averaged (:func:`numerics.ns.decayed_limits.settled_sign_descent`). The
-    catalogue's "last 20% of the steps at lr / 10" is 0.02 T time units (0.2 quick, 0.4 full)
+    "last 20% of the steps at lr / 10" of SOURCES §4.15 is 0.02 T time units (0.2 quick, 0.4 full)
     against the 1.8 (quick) and 1.4 (full) this rule gives: the run ended mid-relaxation and the
     ladder compared two chattering phases (ns.table1's finding; the same rule as its
     ``settle_time``)."""

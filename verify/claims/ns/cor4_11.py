@@ -1,5 +1,6 @@
 r"""ns.cor4.11: the explicit mirror potential :math:`R_{L_p,L}` at zero balance constant
-(Corollary 4.11, submitted numbering; the summaries' later "Lemma 4.13"; catalogue §4.12).
+(Corollary 4.11, submitted numbering; the summaries' later "Lemma 4.13";
+verify/claims/ns/SOURCES.md §4.12).
 ns.cor4.12 holds the validity (Legendre) conditions.
 
 Routes: the toolkit's reading of the explicit potential (stated: :math:`R = |x|^{2-m}/(L(1-m)

@@ -1,7 +1,8 @@
 r"""ns.cor4.12: when is :math:`R_{L_p,L}` a valid Bregman (Legendre) function, in terms of
 :math:`q`, :math:`L` and the metric exponent :math:`m` (Corollary 4.12, submitted numbering;
-later Corollary 4.14, the conditions stated separately for GF and SignGF; catalogue §4.12 and
-§7 questions 1 and 8). ns.cor4.11 holds the explicit potential at zero balance.
+later Corollary 4.14, the conditions stated separately for GF and SignGF;
+verify/claims/ns/SOURCES.md
+§4.12 and §7 questions 1 and 8). ns.cor4.11 holds the explicit potential at zero balance.
 
 Routes: the toolkit's reading of the condition (stated: valid iff :math:`m = q(L-1)/L \le 1`);
 sympy's Legendre analysis of the derived :math:`\nabla R = \tfrac1q\int P(u)^{1/q-1}du` for
@@ -49,7 +50,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     order_evidence,
@@ -251,13 +251,12 @@ def _hitting_times(run: Run, G: Grid, cases, clocks, x_end: torch.Tensor, lam: t
 # --- regression: bounded below -------------------------------------------------------------
 
 def _regression(run: Run) -> None:
-    r"""Figures only: the same (q, L, balance) on the catalogue's regression problem. An
+    r"""Figures only: the same (q, L, balance) on the default regression problem (SOURCES §4.0). An
     objective bounded below cannot blow up in finite time: :math:`\tfrac{d}{dt}F =
     -\sum|\partial F|^q` gives :math:`\int_0^T\|\dot w\|_p^p = F(0) - F(T)` and, by Hoelder,
     :math:`\|w(T) - w(0)\|_p \le T^{1/q}(F(0) - F(T))^{1/p}`; the figure reports that ratio."""
     p = run.params["regression"]
     G = fixed_sign_grid({"q": p["q"], "L": p["L"], "balance": BALANCES}, run)
-    key = f"ns.cor4.12 regression {G.labels} {p} {run.seed_for('problem')} {run.dtype}"
 
     def simulate():
         problem, _ = default_regression(run.generator("problem"), device=run.device,
@@ -275,7 +274,7 @@ def _regression(run: Run) -> None:
             return problem, W0, None, str(exc)
         return problem, W0, W, ""
 
-    problem, W0, W, failure = cached(key, simulate)
+    problem, W0, W, failure = run.memo("regression", simulate)
     if W is None:
         run.figure("regression: the parameter flow diverged", failure)
         return

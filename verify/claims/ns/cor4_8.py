@@ -1,7 +1,7 @@
 r"""ns.cor4.8: the inverse-coercivity constant :math:`\mu(\lambda, q, L)` of the steepest mirror
 flow of :math:`x = \prod_{i=1}^L w_i` at the initialisation :math:`w_1 = 0`,
 :math:`w_{i\ge2} = \lambda` (Corollary 4.8, submitted numbering; later Corollary 4.10), and
-review 1's two objections (catalogue §7, questions 1 and 2).
+review 1's two objections (verify/claims/ns/SOURCES.md §7, questions 1 and 2).
 
 Routes: the public description's ordering "smaller q gives larger mu" (stated, a sign of
 :math:`\partial\mu/\partial q`, for every :math:`\lambda > 0`); sympy's infimum of the inverse
@@ -32,7 +32,6 @@ from verify import (
     Run,
     Tolerance,
     at_least,
-    cached,
     compare,
     compare_cases,
     register,
@@ -204,10 +203,9 @@ def _perturbed(run: Run) -> Iterator[Evidence]:
     p = run.params["perturbed"]
     G = grid({"sigma": p["sigma"], "shape": ("equal", "unequal"), "q": p["q"], "L": p["L"],
               "lam": p["lam"]}, L_max=max(p["L"]), dtype=run.dtype, device=run.device)
-    key = f"ns.cor4.8 perturbed {run.seed_for('perturbed')} {p} {run.dtype} {run.device}"
     # the stated ordering does not enter: the control's run reuses the grid and the 30-digit
     # evaluations of the derived mu
-    W0, smallest, derived = cached(key, lambda: _perturbed_minima(run, G, p))
+    W0, smallest, derived = run.memo("perturbed", lambda: _perturbed_minima(run, G, p))
     u = unit_roundoff(run.dtype)
     yield compare_cases(Route.NUMERIC, "perturbed w_1 ~ N(0, sigma^2), unequal w_i: grid "
                         "minimum vs prod_{i>=2}(|w_i|^q - |w_1|^q)",

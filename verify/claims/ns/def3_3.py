@@ -32,7 +32,6 @@ from verify import (
     Evidence,
     NegativeControl,
     Run,
-    cached,
     ladder,
     ladder_compare,
     ladder_tolerance,
@@ -96,8 +95,6 @@ def _flow(run: Run) -> Iterator[Evidence]:
     p = run.params["flow"]
     G = grid({"q": p["q"], "L": (2,), "lam": p["lam"], "init": range(p["inits"])}, L_max=2,
              dtype=run.dtype, device=run.device)
-    key = f"ns.def3.3 {run.seed_for('flow')} {p} {run.dtype} {run.device}"
-
     def simulate():
         problem, _ = default_regression(run.generator("problem"), device=run.device,
                                         dtype=run.dtype)
@@ -115,7 +112,7 @@ def _flow(run: Run) -> Iterator[Evidence]:
                                                  record_every=every).values,
                       p["steps"], p["levels"])
 
-    values = cached(key, simulate)
+    values = run.memo("flow", simulate)
     lam = torch.tensor([lab["lam"] for lab in G.labels], dtype=run.dtype,
                        device=run.device)[None, :, None]
     finest = p["steps"] * 2 ** (p["levels"] - 1)

@@ -32,7 +32,6 @@ from verify import (
     NegativeControl,
     Run,
     Tolerance,
-    cached,
     flow_limits,
     ladder,
     ladder_compare,
@@ -119,8 +118,7 @@ def _trajectory(run: Run) -> Iterator[Evidence]:
     two = 2.0
     mask = torch.ones(2, delta.shape[0], 1, dtype=run.dtype, device=run.device)
     gf = ProductFlow(problem.grad, two, mask)
-    key = f"ns.ex3.2 trajectory {p} {run.seed_for('trajectory')} {run.dtype} {run.device}"
-    x_gf = cached(key, lambda: ladder(
+    x_gf = run.memo("trajectory", lambda: ladder(
         lambda n, every: integrate(gf, W0, dt=p["T"] / n, steps=n, record_every=every,
                                    observe=lambda t, W: W.prod(0)).values,
         p["steps"], p["levels"]))
@@ -160,9 +158,8 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
     # M = sqrt(delta^2 + 4 x^2) along the path (|x| bounded by p["x_bound"]).
     steps = [p["safety"] / (curvature * math.sqrt(v**2 + 4 * p["x_bound"] ** 2))
              for v in p["delta"]]
-    key = f"ns.ex3.2 bias {p} {run.seed} {run.dtype} {run.device}"
     # One batch for every delta (each run stops on its own): the same limits as one run each.
-    limits = cached(key, lambda: flow_limits(
+    limits = run.memo("bias", lambda: flow_limits(
         gf, torch.cat(W0s, dim=1), lambda W: W.prod(0), dt=steps, sizes=[n] * len(steps),
         chunk=p["chunk"],
         # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in

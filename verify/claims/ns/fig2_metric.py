@@ -1,6 +1,7 @@
 r"""ns.fig2-metric (alias ns.x.metric-exponent): the metric exponent :math:`m = q(L-1)/L`,
-the power of :math:`|x|` in the inverse metric of :math:`R_{L_p,L}` (Fig. 2 left; catalogue
-§4.10), and an operational reading of Fig. 2's "feature learning" band just below
+the power of :math:`|x|` in the inverse metric of :math:`R_{L_p,L}` (Fig. 2 left;
+verify/claims/ns/SOURCES.md §4.10), and an operational reading of Fig. 2's "feature learning" band
+just below
 :math:`m = 1`.
 
 Routes: the summaries' formula (stated); sympy's inverse metric of the parameter flow at zero
@@ -21,6 +22,7 @@ import torch
 
 from numerics.ns.blow_up import LinearObjective, balanced_start, clocked_trajectory
 from numerics.ns.steepest_flows import ProductFlow, ProductInverseMetric
+from numerics.slopes import least_squares_slope
 from theory.ns.legendre import derive_depth_threshold, derive_potential_zero_balance
 from theory.ns.metric_exponent import (
     DEPTH,
@@ -35,7 +37,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     register,
     symbolic_identity,
@@ -67,12 +68,6 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
                             derived=sp.Matrix(limits), parameters={"L": depths})
 
 
-def _slope(log_x: torch.Tensor, log_M: torch.Tensor) -> torch.Tensor:
-    """Least-squares slope of log M on log|x| along the last axis."""
-    xc = log_x - log_x.mean(-1, keepdim=True)
-    return (xc * (log_M - log_M.mean(-1, keepdim=True))).sum(-1) / (xc**2).sum(-1)
-
-
 def _local_deviation(label: dict, lam: float, u: torch.Tensor) -> float:
     r"""max over ``u`` of :math:`|qPP''/P'^2 - m|` (the derived local exponent minus its
     limit): a bound on how far a least-squares slope over those points can be from
@@ -101,7 +96,7 @@ def _slope_measurements(run: Run, G: Grid, p: dict) -> tuple[torch.Tensor, torch
     xdot = torch.stack([velocity_of_x(w, v) for w, v in zip(W, velocity)])  # (R, B)
     x = W.prod(1)
     M_flow = xdot.abs() / float(p["G"]) ** (G.q[:, 0] - 1)
-    measured = _slope(x.abs().log().T, M_flow.log().T)
+    measured = least_squares_slope(x.abs().log().T, M_flow.log().T)
 
     lam = float(p["a"]) ** G.q  # (B, 1)
     offsets = torch.zeros_like(G.mask)
@@ -112,7 +107,7 @@ def _slope_measurements(run: Run, G: Grid, p: dict) -> tuple[torch.Tensor, torch
                             device=run.device).expand(G.size, -1)
     newton = ProductInverseMetric(offsets, G.q, G.mask)
     M_newton = newton(grid_x)
-    derived = _slope(grid_x.log(), M_newton.log())
+    derived = least_squares_slope(grid_x.log(), M_newton.log())
     u_flow = ProductInverseMetric(offsets, G.q, G.mask).root(x.T.contiguous())
     u_newton = newton.root(grid_x)
     deviation = max(max(_local_deviation(lab, float(lam[b]), u_flow[b]),
@@ -124,9 +119,8 @@ def _slope_measurements(run: Run, G: Grid, p: dict) -> tuple[torch.Tensor, torch
 def _slopes(run: Run) -> Iterator[Evidence]:
     p = run.params["slopes"]
     G = fixed_sign_grid({"q": p["q"], "L": p["L"], "balance": ("zero", "cor4.8")}, run)
-    key = f"ns.fig2-metric slopes {p} {run.seed} {run.dtype} {run.device}"
     # the control's run reuses the flow, Newton and local-exponent work
-    measured, derived, deviation, x = cached(key, lambda: _slope_measurements(run, G, p))
+    measured, derived, deviation, x = run.memo("slopes", lambda: _slope_measurements(run, G, p))
     stated = np.array([float(run.stated["metric_exponent"](lab["q"], lab["L"]))
                        for lab in G.labels])
     roundoff = 1e3 * unit_roundoff(run.dtype)
@@ -150,9 +144,8 @@ def _band(run: Run) -> None:
     the parameter flow (clocked, interpolated in :math:`\log|x|`), against the derived limit
     :math:`a \to 0`: :math:`1/(L(1-m))` for :math:`m < 1`, unbounded for :math:`m \ge 1`."""
     p = run.params["band"]
-    key = f"ns.fig2-metric band {p} {run.dtype} {run.device}"
     # no stated form enters these figures: the control's run reuses them
-    escape, pairs = cached(key, lambda: _band_figures(run, p))
+    escape, pairs = run.memo("band", lambda: _band_figures(run, p))
     run.figure("escape time to |x| = 1 from w_i = a (zero balance, G = 1), parameter flow: "
                "bounded as a -> 0 iff m < 1", escape)
     run.figure(f"(q, L) in the band m in [{p['band'][0]}, {p['band'][1]}) (operational "

@@ -1,6 +1,7 @@
 r"""ns.fig3-path (alias ns.x.escape): "steeper descent escapes saddles faster" (abstract) and
 Fig. 3's "the curved path away from zero is shorter for smaller q", with the arc length and
-the escape time measured separately (catalogue §4.14, §6 item 6, §7 question 4).
+the escape time measured separately (verify/claims/ns/SOURCES.md §4.14, §6 item 6,
+SOURCES §7 question 4).
 
 Routes: the public description as an ordering in q (stated: arc length, escape time and the
 escape time's growth as a -> 0 all increase with q); the toolkit's escape time from the
@@ -39,7 +40,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     equally_spaced,
@@ -164,7 +164,6 @@ def _per_level(escape: Callable[..., EscapeRun], q: torch.Tensor, depth: torch.T
 def _frozen(run: Run) -> tuple[list[tuple[float, int, float]], list[EscapeRun]]:
     p = run.params["frozen"]
     configs = [(q, L, a) for q in p["q"] for L in p["L"] for a in p["a"]]
-    key = f"{run.claim_id} frozen {p} {run.dtype} {run.device}"
 
     def simulate() -> list[EscapeRun]:
         # the stated forms do not enter: the control's run reuses these
@@ -175,7 +174,7 @@ def _frozen(run: Run) -> tuple[list[tuple[float, int, float]], list[EscapeRun]]:
             q_, depth_, a_, G=p["G"], X=p["X"], h=h, max_steps=p["max_steps"],
             dtype=run.dtype, device=run.device), q, depth, a, p, run)
 
-    return configs, cached(key, simulate)
+    return configs, run.memo("frozen", simulate)
 
 
 def _frozen_evidence(run: Run) -> Iterator[Evidence]:
@@ -328,11 +327,10 @@ def _threshold(qs: list[float], X: float) -> float:
 def _regression_times(run: Run) -> tuple[float, dict, dict]:
     """Time to each fraction (``fraction`` and ``rate_fraction``) of the initial loss per
     (fraction, q, a) (finest level), its ladder error, and ||grad f(0)||_inf; both fractions
-    in one batch (one integration per level); cached (the stated forms do not enter)."""
+    in one batch (one integration per level); memoised (the stated forms do not enter)."""
     p = run.params["regression"]
     configs = [(f, q, a) for f in (p["fraction"], p["rate_fraction"])
                for q in p["q"] for a in p["a"]]
-    key = f"{run.claim_id} regression {p} {run.seed_for('regression')} {run.dtype} {run.device}"
 
     def simulate():
         problem, _ = default_regression(run.generator("regression"), N=p["N"], d=p["d"],
@@ -351,11 +349,11 @@ def _regression_times(run: Run) -> tuple[float, dict, dict]:
                 {c: float(times[-1][i]) for i, c in enumerate(configs)},
                 {c: float(err[i]) for i, c in enumerate(configs)})
 
-    return cached(key, simulate)
+    return run.memo("regression", simulate)
 
 
 def _regression(run: Run) -> Iterator[Evidence]:
-    r"""The catalogue's experiment (time to 50% of the initial loss) for the ordering over q;
+    r"""The experiment of SOURCES §4.14 (time to 50% of the initial loss) for the ordering over q;
     the a -> 0 laws on the time to ``rate_fraction`` (90%) of it, which the first escape alone
     decides (at 50% a plateau near half the loss can switch, between two scales, from one
     jump to two, which changes T by a factor and not its law)."""

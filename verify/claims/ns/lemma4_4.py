@@ -4,7 +4,7 @@ r"""ns.lemma4.4: the balance equation of the steepest flow on :math:`x = \prod_{
 Routes: the toolkit's reading of the lemma (stated: the conserved power and the decay factor);
 sympy's derivation from the parameter flow over every sign pattern, L = 2..5 (derived;
 L = 2, 3 at quick fidelity, where the flow routes still cover L = 2..5); RK4 integration of
-the flow on the catalogue's regression problem with random-sign
+the flow on the default regression problem (verify/claims/ns/SOURCES.md §4.0) with random-sign
 initialisations (zero crossings included), under no, decoupled and coupled weight decay, on a
 step-halving ladder (measured); the measured convergence order on smooth cases; and discrete
 sign descent / AdamW with beta1 = beta2 = 0, eps = 0 step by step.
@@ -44,7 +44,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     ladder,
     ladder_compare,
@@ -220,9 +219,8 @@ def _smooth(run: Run) -> Iterator[Evidence]:
     decay = torch.tensor([[p["alpha"] if lab["mode"] == "decoupled" else 0.0]
                           for lab in G.labels], dtype=run.dtype, device=run.device)
     flow = ProductFlow(problem.grad, G.q, G.mask, decoupled=decay)
-    key = f"ns.lemma4.4 smooth {run.seed_for('smooth')} {p} {run.dtype} {run.device}"
     # the stated forms do not enter the flow: the control's run reuses the ladder
-    values = cached(key, lambda: ladder(
+    values = run.memo("smooth ladder", lambda: ladder(
         lambda n, every: integrate(flow, W0, dt=p["T"] / n, steps=n,
                                    record_every=every).values, p["steps"], p["levels"]))
     times = torch.linspace(0, p["T"], values[0].shape[0], dtype=run.dtype, device=run.device)
@@ -265,10 +263,9 @@ def _sign_descent(run: Run) -> Iterator[Evidence]:
     alpha = torch.tensor([[p["alpha"] if lab["mode"] == "decoupled" else 0.0]
                           for lab in G.labels], dtype=run.dtype, device=run.device)
     flow = ProductFlow(problem.grad, G.q, G.mask, decoupled=alpha)
-    key = f"ns.lemma4.4 sign descent {run.seed_for('sign descent')} " \
-          f"{run.seed_for('problem')} {p} {run.dtype} {run.device}"
     # the stated forms do not enter: the control's run reuses the iterates (K+1, L, B, d)
-    W = cached(key, lambda: steepest_descent(flow, W0, lr=p["lr"], steps=p["steps"]).values)
+    W = run.memo("sign descent",
+                 lambda: steepest_descent(flow, W0, lr=p["lr"], steps=p["steps"]).values)
     D = _balances(W, torch.full((1, 1), float(r)), G.mask)
     # Euler on D, linear in |w| inside an orthant: D_{k+1} = (1 + lr dD/dt / D) D_k exactly.
     factor = 1 + p["lr"] * alpha * float(decoupled_rate)
@@ -303,8 +300,8 @@ def _sliding_example(run: Run) -> None:
     flow = ProductFlow(lambda x: x, one, torch.ones(2, 1, 1, dtype=run.dtype,
                                                     device=run.device))
     lr = 1e-3
-    # fixed data, no stated form: computed once per process (dtype and device in the key)
-    descent, rk4 = cached(f"ns.lemma4.4 sliding {run.dtype} {run.device}", lambda: (
+    # fixed data, no stated form: the control's run reuses it
+    descent, rk4 = run.memo("sliding", lambda: (
         steepest_descent(flow, W0, lr=lr, steps=1000, record_every=1000).final,
         integrate(flow, W0, dt=lr, steps=1000, record_every=1000).final))
     run.figure("q = 1 sliding counterexample (n = 1, L = 2, f = x^2/2, w(0) = (0.1, 1)): "

@@ -1,5 +1,6 @@
 r"""ns.prior.pesme-flammarion: the known answer of Pesme & Flammarion 2023 ("Saddle-to-saddle
-dynamics in diagonal linear networks", catalogue §5.4): with :math:`\beta = u\odot v`,
+dynamics in diagonal linear networks", verify/claims/ns/SOURCES.md §5.4): with :math:`\beta =
+u\odot v`,
 :math:`u_0 = \sqrt2a`, :math:`v_0 = 0`, the first jump of gradient flow happens at
 accelerated time :math:`\tilde t_1 = t_1/\log(1/a) \to 1/\|\nabla L(0)\|_\infty` as
 :math:`a \to 0`: the :math:`q = 2`, :math:`L = 2` anchor of ``ns.x.escape``.
@@ -8,7 +9,8 @@ Routes: the paper's mirror map :math:`\tfrac12\operatorname{arcsinh}(\beta/a^2)`
 jump time (stated); sympy from the gradient flow on :math:`(u, v)`: the mirror map, the
 frozen-gradient jump time and its limit, and the :math:`O(1/\log(1/a))` offset of a
 coordinate whose gradient falls linearly (derived, :func:`theory.ns.escape_time.
-derive_first_jump`); RK4 gradient flow on the catalogue's regression problem with the jump
+derive_first_jump`); RK4 gradient flow on the default regression problem (SOURCES §4.0) with the
+jump
 located inside the step, at decreasing :math:`a` on a step-halving ladder (measured).
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import torch
 
 from numerics.ns.escape import Jump, first_jump_time
 from numerics.ns.steepest_flows import Regression, default_regression
+from numerics.slopes import loglog_slope
 from theory.ns.escape_time import BETA, G0, A, H, derive_first_jump
 from verify import (
     Assumption,
@@ -31,7 +34,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     equally_spaced,
     geometric_tail,
@@ -45,7 +47,7 @@ from verify.claims.ns import PAPER
 
 
 def stated_mirror_map(beta, a):
-    r""":math:`\nabla R(\beta) = \tfrac12\operatorname{arcsinh}(\beta/a^2)` (§5.4)."""
+    r""":math:`\nabla R(\beta) = \tfrac12\operatorname{arcsinh}(\beta/a^2)` (SOURCES §5.4)."""
     return asinh(beta / a**2) / 2
 
 
@@ -85,7 +87,6 @@ def _setting(problem: Regression) -> dict:
 def _jumps(run: Run, problem: Regression, s: dict, stream: str) -> list[Jump]:
     p = run.params
     a = torch.tensor(p["a"], dtype=run.dtype, device=run.device)
-    key = f"{run.claim_id} {stream} {run.seed_for(stream)} {p} {run.dtype} {run.device}"
     # the jump: first time some |beta_i| reaches half its plateau beta^1_i (the stated forms
     # do not enter: the control's run reuses these times)
 
@@ -98,7 +99,7 @@ def _jumps(run: Run, problem: Regression, s: dict, stream: str) -> list[Jump]:
         return [Jump(t, c) for t, c in zip(jump.time.split(len(p["a"])),
                                            jump.coordinate.split(len(p["a"])))]
 
-    return cached(key, simulate)
+    return run.memo("jumps", simulate, key=stream)
 
 
 def _symbolic(run: Run, g: torch.Tensor) -> Iterator[Evidence]:
@@ -171,7 +172,7 @@ def _problem_evidence(run: Run, problem: Regression, s: dict, stream: str, label
                   derived=0.0, measured=increases, metric="absolute",
                   tolerance=Tolerance(0.0, "a count of increases must be exactly 0"),
                   parameters={**params, "relative errors": relative.tolist()})
-    slope = np.polyfit(np.log(ell[-3:]), np.log(np.abs(relative[-3:])), 1)[0]
+    slope = loglog_slope(ell[-3:], np.abs(relative[-3:]))
     run.figure(f"{label}: relative error of t~ per a, and the fitted exponent p in "
                f"|err| ~ log(1/a)^(-p) over the last three a (derived: 1)",
                {"a": p["a"], "relative error": relative.tolist(), "p": float(-slope),

@@ -1,5 +1,6 @@
 r"""ns.prior.woodworth: the known answer of Woodworth et al. 2020 ("Kernel and rich regimes in
-overparametrized models", catalogue §5.1), the q = 2 case that Never Saddle's potentials must
+overparametrized models", verify/claims/ns/SOURCES.md §5.1), the q = 2 case that Never Saddle's
+potentials must
 reduce to.
 
 Routes: Woodworth et al.'s potential :math:`\sum_i q(\beta_i/a^2)`,
@@ -35,7 +36,6 @@ from verify import (
     Evidence,
     NegativeControl,
     Run,
-    cached,
     flow_limits,
     limit_evidence,
     register,
@@ -123,9 +123,8 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
              for a in p["a"]]
     W0 = torch.cat([torch.full((2, 1, d), a, dtype=run.dtype, device=run.device)
                     for a in p["a"]], dim=1)
-    key = f"ns.prior.woodworth {p} {run.seed} {run.dtype} {run.device}"
     # One batch for every a (each run stops on its own): the same limits as one run per a.
-    limits = cached(key, lambda: flow_limits(
+    limits = run.memo("limits", lambda: flow_limits(
         flow, W0, flow.beta, dt=steps, sizes=[1] * len(steps), chunk=p["chunk"],
         # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
         # float64), below which the dt/2 run and the solve decide the budget.

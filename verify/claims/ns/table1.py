@@ -34,6 +34,7 @@ from numerics.ns.decayed_limits import (
 )
 from numerics.ns.steepest_flows import ProductFlow, depth_mask
 from numerics.penalised_least_squares import box_least_squares, lasso, power_penalised
+from numerics.slopes import least_squares_slope
 from theory.ns.reparam_balance import ALPHA, Q
 from theory.ns.weight_decay_regularizer import (
     CELL_DECAYS,
@@ -52,7 +53,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     register,
     symbolic_identity,
@@ -62,7 +62,6 @@ from verify.claims.ns import PAPER
 from verify.claims.ns._weight_decay_limits import (
     LIMITS_FULL,
     LIMITS_QUICK,
-    SIGN_KEYS,
     THRESHOLD,
     Problem,
     RestLimit,
@@ -99,13 +98,6 @@ def _label(decay: str, q: int, L: Any) -> str:
 
 # --- measured exponents -----------------------------------------------------------------------
 
-def _slopes(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Least-squares slope of log|y| against log x along the last axis."""
-    lx, ly = x.log(), y.abs().log()
-    xc = lx - lx.mean(-1, keepdim=True)
-    return (xc * (ly - ly.mean(-1, keepdim=True))).sum(-1) / (xc**2).sum(-1)
-
-
 def measured_exponents(run: Run, decay: str, reading: int, q: float, depths: list[int]
                        ) -> torch.Tensor:
     r"""Exponent :math:`e` (gradient power + 1) at each depth, from balanced factors on a log
@@ -121,10 +113,9 @@ def measured_exponents(run: Run, decay: str, reading: int, q: float, depths: lis
 
 
 def _pointwise_memo(run: Run) -> dict[tuple, torch.Tensor]:
-    """One cache entry for all pointwise measurements of a run (they are many, and separate
+    """One memo entry for all pointwise measurements of a run (they are many, and separate
     entries would be evicted before the negative control's run reuses them)."""
-    return cached(f"ns.table1 pointwise {run.params['pointwise']} {run.dtype} {run.device}",
-                  dict)
+    return run.memo("pointwise", dict)
 
 
 def _measure_exponents(run: Run, decay: str, reading: int, q: float, depths: list[int]
@@ -142,7 +133,7 @@ def _measure_exponents(run: Run, decay: str, reading: int, q: float, depths: lis
         values = mirror_rate(W, g, qs, mask, decoupled=alpha) - mirror_rate(W, g, qs, mask)
     else:
         values = switching_gradient(W, qs, mask, **{decay: alpha}, bound=p["bound"])
-    return _slopes(x, values) + 1
+    return least_squares_slope(x.log(), values.abs().log()) + 1
 
 
 def _extrapolate(depths: list[int], values: torch.Tensor) -> tuple[float, float, float]:
@@ -310,8 +301,7 @@ def _deep_gradient_flow(run: Run, problem: Problem, figures: dict[str, Any]) -> 
                              speed_tol=p["speed_tol_u"] * unit_roundoff(run.dtype),
                              max_steps=p["deep_gf_steps"], tangent=product_tangent)
 
-    key = f"ns.table1 deep gf {p} {run.seed_for('deep gradient flow')} {run.dtype} {run.device}"
-    rest = cached(key, simulate)
+    rest = run.memo("deep gradient flow", simulate)
     x = rest.final.prod(0)
     g = problem.regression.grad(x)
     for b, (L, alpha) in enumerate(zip(depths, alphas)):
@@ -347,8 +337,7 @@ def _smoothed_coupled(run: Run, problem: Problem, figures: dict[str, Any]) -> Ev
         return RestLimit(runs[0].final.prod(0)[0], runs[1].final.prod(0)[0],
                          runs[1].remaining, runs[1].accepted)
 
-    key = f"ns.table1 smoothed {p} {run.seed_for('smoothed start')} {run.dtype} {run.device}"
-    limit = cached(key, simulate)
+    limit = run.memo("smoothed", simulate)
     target, condition = lasso(A, y, alpha)
     figures["coupled, q=1, L=2 (tanh-smoothed sign flow)"] = sparsity(limit.fine,
                                                                        THRESHOLD).as_dict()
@@ -361,12 +350,11 @@ def _smoothed_coupled(run: Run, problem: Problem, figures: dict[str, Any]) -> Ev
 def sign_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]], p: dict[str, Any],
                 stream: str, settle: float) -> SignLimit:
     """:func:`verify.claims.ns._weight_decay_limits.simulate_sign_ladder` for the table's cells
-    with the settle time ``settle``, drawn from this claim's run; cached (no stated form
+    with the settle time ``settle``, drawn from this claim's run; memoised (no stated form
     enters)."""
-    key = f"ns.table1 {stream} {cells} {settle} {[p[k] for k in SIGN_KEYS]} " \
-          f"{run.seed_for(stream)} {run.dtype} {run.device}"
-    return cached(key, lambda: simulate_sign_ladder(
-        problem, cells, p, run.generator(stream), settle, dtype=run.dtype, device=run.device))
+    return run.memo("sign ladder", lambda: simulate_sign_ladder(
+        problem, cells, p, run.generator(stream), settle, dtype=run.dtype, device=run.device),
+        key=(stream, str(cells), settle))
 
 
 def _sign_batch(run: Run, problem: Problem, figures: dict[str, Any]) -> Iterator[Evidence]:

@@ -53,7 +53,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     ladder,
@@ -104,7 +103,8 @@ def gradient_drive(g, q):
 
 
 def stated_known_q2(x, alpha, L):
-    r"""Known answer at q = 2 (catalogue §5.7): :math:`\tfrac\alpha2\min\{\sum_i\|w_i\|^2 :
+    r"""Known answer at q = 2 (verify/claims/ns/SOURCES.md §5.7):
+    :math:`\tfrac\alpha2\min\{\sum_i\|w_i\|^2 :
     \prod_iw_i = x\} = \tfrac{\alpha L}2\sum_k|x_k|^{2/L}` (Kolb et al. 2025; L = 2: the lasso
     penalty :math:`\alpha\|x\|_1` of Ziyin & Wang)."""
     two = sp.Integer(2) if isinstance(x, sp.Basic) else 2.0
@@ -112,7 +112,7 @@ def stated_known_q2(x, alpha, L):
 
 
 def stated_xie_li_radius(alpha):
-    r"""Xie & Li 2024 (catalogue §5.6): AdamW reaches KKT points of :math:`\min f` subject to
+    r"""Xie & Li 2024 (SOURCES §5.6): AdamW reaches KKT points of :math:`\min f` subject to
     :math:`\|x\|_\infty \le 1/\alpha` (L = 1, sign updates, decoupled decay)."""
     return 1 / alpha
 
@@ -237,8 +237,7 @@ def _trajectories(run: Run) -> Iterator[Evidence]:
                                                  observe=lambda t, W: W.prod(0)).values,
                       p["steps"], p["levels"])
 
-    key = f"{THM_ID} trajectories {p} {run.seed_for('trajectories')} {run.dtype} {run.device}"
-    x_param = cached(key, parameter_ladder)
+    x_param = run.memo("trajectories", parameter_ladder)
     # Offsets decay by the factor ns.lemma4.4 derives, D(t)/D(0) = exp(-rate A): read the rate.
     factor = run.derivation(derive_decoupled_balance(2)).result
     rate = -sp.diff(sp.log(factor), A_INT)
@@ -282,14 +281,13 @@ def _trajectories(run: Run) -> Iterator[Evidence]:
 def sign_descent_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]],
                         p: dict[str, Any], stream: str) -> SignLimit:
     """:func:`simulate_sign_ladder` with the settle time of :func:`sign_settle_time`, drawn
-    from the shared run; cached (no stated form enters)."""
+    from the shared run; memoised for every claim that shares it (no stated form enters)."""
     shared = _shared(run)
     settle = sign_settle_time(run, cells)
-    key = f"{THM_ID} {stream} {cells} settled {settle} {_subset(p, SIGN_KEYS)} " \
-          f"{shared.seed_for(stream)} {run.dtype} {run.device}"
-    return cached(key, lambda: simulate_sign_ladder(
+    key = (stream, str(cells), settle, str(_subset(p, SIGN_KEYS)), shared.seed_for(stream))
+    return run.memo(f"{THM_ID} sign ladder", lambda: simulate_sign_ladder(
         problem, cells, p, shared.generator(stream), settle, dtype=run.dtype,
-        device=run.device))
+        device=run.device), key=key, scope="process")
 
 
 def sign_limits(run: Run, p: dict[str, Any]) -> tuple[Problem, SignLimit]:

@@ -32,6 +32,7 @@ from numerics.ns.balance_manifold import measured_inverse_metric
 from numerics.ns.gradient_integrals import SeparablePower, WithGradientIntegrals
 from numerics.integrators import integrate
 from numerics.ns.steepest_flows import ProductFlow
+from numerics.slopes import least_squares_slope
 from numerics.step_studies import sign_changes
 from theory.ns.coercivity import LAM, derive_coercivity
 from theory.ns.mirror_convergence import (
@@ -57,7 +58,6 @@ from verify import (
     Tolerance,
     at_least,
     at_most,
-    cached,
     compare,
     compare_cases,
     ladder,
@@ -180,8 +180,7 @@ def _simulate(run: Run) -> Runs:
                     times=torch.linspace(0, p["T"], values[0].shape[0], dtype=run.dtype),
                     W=cores[-1][0], steps=p["steps"] * 2 ** (p["levels"] - 1))
 
-    key = f"ns.thm4.2 {p} {run.seed_for('problem')} {run.dtype} {run.device}"
-    return cached(key, compute)
+    return run.memo("runs", compute)
 
 
 def _resolved_until(runs: Runs) -> torch.Tensor:
@@ -380,9 +379,7 @@ def _slopes(run: Run, runs: Runs, m: Measured) -> Iterator[Evidence]:
         return (h.max() - h[slowest]) * share / h[slowest]
 
     def slope(f: torch.Tensor, sel: torch.Tensor, b: int) -> float:
-        tt, y = t[sel], (f[sel, b] / m.delta[b]).log()
-        tc = tt - tt.mean()
-        return float(-(tc * (y - y.mean())).sum() / (tc**2).sum())
+        return float(-least_squares_slope(t[sel], (f[sel, b] / m.delta[b]).log()))
 
     E, P = [], []
     for b in entries:

@@ -5,7 +5,8 @@ weight decay does to it.
 Routes: the public description encoded as an order rule (stated: a coordinate with :math:`k`
 vanishing factors is a saddle of order :math:`k`; with weight decay no point of :math:`S` is a
 saddle); sympy with a symbolic :math:`f` (derived, :mod:`theory.ns.saddles`); torch float64
-autograd at random points of :math:`S` with the catalogue's regression :math:`f` (measured:
+autograd at random points of :math:`S` with the default regression :math:`f` of
+verify/claims/ns/SOURCES.md §4.0 (measured:
 gradient, Hessian and its eigenvalues, the directional derivatives
 :math:`\tfrac{d^j}{dt^j}F(w+tv)`, and the same for :math:`F + \tfrac\alpha2\|w\|^2`).
 """
@@ -39,7 +40,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     register,
     symbolic_identity,
@@ -240,21 +240,13 @@ def _measure_points(run: Run, problem: Regression, g: torch.Tensor) -> list[dict
     return points
 
 
-def _points_key(run: Run, label: str, *extra: object) -> str:
-    """Memo key of a route's measurements at the sampled points: everything they depend on."""
-    p = run.params
-    return " ".join(map(str, (label, run.seed_for("points"), run.seed_for("problem"), p["n"],
-                              p["L"], p["points"], *extra, run.dtype, run.device)))
-
-
 def _numeric(run: Run) -> Iterator[Evidence]:
     p = run.params
     n = p["n"]
     u = unit_roundoff(run.dtype)
     problem, g = _problem(run)
     order = run.stated["order"]
-    points = cached(_points_key(run, "ns.thm4.3 points"),
-                    lambda: _measure_points(run, problem, g))
+    points = run.memo("points", lambda: _measure_points(run, problem, g))
     grad_norms = [pt["grad_norm"] for pt in points]
     h_meas = [pt["H"] for pt in points]
     h_der = [pt["H_derived"] for pt in points]
@@ -296,7 +288,8 @@ def _numeric(run: Run) -> Iterator[Evidence]:
 
 
 def _problem(run: Run) -> tuple[Regression, torch.Tensor]:
-    """The catalogue's regression on n = ``run.params["n"]`` coordinates and g = grad f(0)."""
+    """The default regression (SOURCES §4.0) on n = ``run.params["n"]`` coordinates and g = grad
+    f(0)."""
     problem, _ = default_regression(run.generator("problem"), d=run.params["n"],
                                     x_star=(1.0, -0.7, 0.5), device=run.device,
                                     dtype=run.dtype)
@@ -349,9 +342,8 @@ def _decay(run: Run) -> Iterator[Evidence]:
     problem, g = _problem(run)
     saddle = run.stated["decay_saddle"]
     # the control's run reuses the autograd work
-    ratio_me, eig_me, eig_de, me = cached(
-        _points_key(run, "ns.x.thm4.3-decay", p["alpha_ratio"]),
-        lambda: _decay_measurements(run, problem, g))
+    ratio_me, eig_me, eig_de, me = run.memo(
+        "decay measurements", lambda: _decay_measurements(run, problem, g))
     ratio_de = [1.0] * len(ratio_me)
     st = [saddle(L, ratio) for L in p["L"] for ratio in p["alpha_ratio"]]
     params = {"n": n, "L": p["L"], "alpha_ratio": p["alpha_ratio"]}
@@ -427,8 +419,6 @@ def _escape(run: Run) -> Iterator[Evidence]:
          ).to(run.device, run.dtype)
     order = run.stated["order"]
     scales = p["scales"]
-    key = f"ns.thm4.3 escape {run.seed_for('escape')} {run.seed_for('problem')} {p} " \
-          f"{run.dtype} {run.device}"
 
     def simulate() -> dict[tuple[int, float], list[float]]:
         # the stated forms do not enter: the control's run reuses these times. One batch per
@@ -444,7 +434,7 @@ def _escape(run: Run) -> Iterator[Evidence]:
                 times[(L, h)] = [T[pairs.index((h, a))] for a in scales]
         return times
 
-    times = cached(key, simulate)
+    times = run.memo("escape", simulate)
     for L in p["L"]:
         slopes = {h: [math.log(T[i + 1] / T[i]) / math.log(scales[i + 1] / scales[i])
                       for i in range(len(T) - 1)]

@@ -31,6 +31,7 @@ from numerics.ns.steepest_flows import (
     factors_from_balance,
     product_velocity,
 )
+from numerics.slopes import least_squares_slope
 from numerics.step_studies import sign_changes
 from theory.ns.reparam_balance import (
     Q,
@@ -44,7 +45,6 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    cached,
     compare,
     compare_cases,
     ladder,
@@ -75,7 +75,8 @@ def gradient_drive(g, q):
 
 
 def stated_hessian_q2_L2(x, delta):
-    r"""Azulay et al. 2021 (catalogue §5.2): :math:`\nabla^2R = (4x^2 + \delta^2)^{-1/2}`."""
+    r"""Azulay et al. 2021 (verify/claims/ns/SOURCES.md §5.2): :math:`\nabla^2R = (4x^2 +
+    \delta^2)^{-1/2}`."""
     return 1 / sqrt(4 * x**2 + delta**2)
 
 
@@ -150,9 +151,7 @@ def _pointwise(run: Run) -> Iterator[Evidence]:
                      torch.ones(1, dtype=run.dtype, device=run.device))
     one = torch.ones(G0.size, p["points"], dtype=run.dtype, device=run.device)
     M_hat = -product_velocity(W0, ProductFlow(lambda x: one, G0.q, G0.mask)(0.0, W0))
-    logs_x, logs_M = W0.prod(0).log(), M_hat.log()
-    xc = logs_x - logs_x.mean(-1, keepdim=True)
-    slopes = (xc * (logs_M - logs_M.mean(-1, keepdim=True))).sum(-1) / (xc**2).sum(-1)
+    slopes = least_squares_slope(W0.prod(0).log(), M_hat.log())
     stated = [float(run.stated["metric_exponent"](lab["q"], lab["L"])) for lab in G0.labels]
     derived = [float(derive_metric_zero_balance(lab["L"]).result[1].subs(Q, lab["q"]))
                for lab in G0.labels]
@@ -170,8 +169,8 @@ def _pointwise(run: Run) -> Iterator[Evidence]:
 
 def _trajectories(run: Run, G: Grid, W0: torch.Tensor, grad, p: dict, method: str,
                   key: str) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    """x(t) from the parameter flow (cached: no stated form enters) and from the mirror flow
-    with the stated drive, on the ladder."""
+    """x(t) from the parameter flow (memoised under ``key`` and ``method``: no stated form
+    enters) and from the mirror flow with the stated drive, on the ladder."""
     ladder_args = dict(steps=p["steps"], levels=p["levels"])
 
     def param_ladder():
@@ -181,7 +180,7 @@ def _trajectories(run: Run, G: Grid, W0: torch.Tensor, grad, p: dict, method: st
                                                  observe=lambda t, W: W.prod(0)).values,
                       **ladder_args)
 
-    x_param = cached(f"{key} {method} {run.seed} {run.dtype} {run.device}", param_ladder)
+    x_param = run.memo("parameter ladder", param_ladder, key=(key, method))
     offsets = balance_offsets(W0, G.q, G.mask)
 
     def mirror(n: int, every: int) -> torch.Tensor:
@@ -212,9 +211,8 @@ def _smooth(run: Run) -> Iterator[Evidence]:
     # Positive factors, g = x - c < 0: x grows toward c, nothing crosses zero within T.
     problem = SeparableQuadratic(torch.ones_like(x0), x0 + p["gap"])
     finest = p["steps"] * 2 ** (p["levels"] - 1)
-    key = f"ns.thm4.6 smooth {p} {run.seed_for('smooth')}"
     for method, order in (("rk4", 4), ("heun", 2)):
-        xp, xm = _trajectories(run, G, W0, problem.grad, p, method, key)
+        xp, xm = _trajectories(run, G, W0, problem.grad, p, method, "smooth")
         if method == "rk4":
             run.assume("smooth cases stay smooth",
                        bool((problem.grad(xp[-1]) < 0).all()) and bool((xp[-1] > 0).all()),
@@ -254,8 +252,7 @@ def _regression(run: Run) -> Iterator[Evidence]:
         W0[:, G.where(lam=lam)] = _random_balanced(run, _subgrid(G, lam), d,
                                                    f"regression {lam}", lam=lam)
     finest = p["steps"] * 2 ** (p["levels"] - 1)
-    xp, xm = _trajectories(run, G, W0, problem.grad, p, "rk4",
-                           f"ns.thm4.6 regression {p} {run.seed_for('problem')}")
+    xp, xm = _trajectories(run, G, W0, problem.grad, p, "rk4", "regression")
     verdicted = torch.tensor([b for b, lab in enumerate(G.labels) if lab["q"] > 1])
     gradient_assumption(run, problem, xp[-1][:, None, verdicted], p["gradient_floor"])
     run.figure("regression: sign changes of x along the finest parameter flow (zero "

@@ -1,7 +1,7 @@
 r"""ns.x.margin: the classification margin that the steepest flow of exponent q on
 :math:`x = \prod_{i=1}^L w_i` selects, and the public statement "greater depth lets the
-:math:`L_\infty` margin recover a sparse ground truth" (later "Cor. 4.13"; catalogue §4.13,
-§5.5-5.6, §6 item 2).
+:math:`L_\infty` margin recover a sparse ground truth" (later "Cor. 4.13";
+verify/claims/ns/SOURCES.md §4.13, §5.5, §5.6, §6 item 2).
 
 Routes: the known answers (stated: GF on depth-L diagonal networks selects the
 :math:`\ell_{2/L}` margin; sign descent the :math:`\ell_\infty` margin) as the exponent
@@ -49,7 +49,6 @@ from verify import (
     Run,
     Tolerance,
     at_least,
-    cached,
     fit_trend,
     register,
     symbolic_identity,
@@ -57,7 +56,7 @@ from verify import (
 )
 from verify.claims.ns import PAPER
 
-#: The catalogue's "until the loss is below 1e-8": the first level of the grid.
+#: SOURCES §4.13's "until the loss is below 1e-8": the first level of the grid.
 FIRST_LEVEL = 8 * math.log(10)
 #: HiGHS's default primal/dual feasibility tolerance: the optima are known to ~1e-7 relative.
 SOLVER_FLOOR = 1e-7
@@ -65,8 +64,9 @@ SOLVER_FLOOR = 1e-7
 
 def stated_exponent(q, L):
     r"""Known answers as the exponent r of the :math:`\ell_r` margin in x: gradient flow
-    (q = 2) on depth-L diagonal networks, :math:`\ell_{2/L}` (catalogue §5.6); sign descent
-    (q = 1), :math:`\ell_\infty` (Gunasekar et al. 2018 at L = 1, §5.5; the public statement's
+    (q = 2) on depth-L diagonal networks, :math:`\ell_{2/L}` (SOURCES §5.6); sign descent
+    (q = 1), :math:`\ell_\infty` (Gunasekar et al. 2018 at L = 1, SOURCES §5.5; the public
+    statement's
     ":math:`L_\infty` margin" at every depth)."""
     return sp.Rational(2) / L if q == 2 else sp.oo
 
@@ -124,8 +124,7 @@ def _simulate(run: Run) -> dict[str, Any]:
         x = torch.stack([result.W[:, :L, b].prod(1) for b, (_, L, _) in enumerate(cells)], 1)
         return {"data": data, "x": x, "levels": levels, "steps": result.steps}
 
-    key = f"ns.x.margin {dict(p)} {run.seed_for('data')} {run.dtype} {run.device}"
-    out = cached(key, simulate)
+    out = run.memo("simulation", simulate)
     return {**out, "cells": cells}
 
 
