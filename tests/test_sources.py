@@ -22,30 +22,6 @@ REF = re.compile(rf"(?:verify/claims/(?P<paper>li2|ns)/)?SOURCES(?:\.md)?`?\s+"
                  rf"(?P<chain>(?:{_SECTION}|{_ID})(?:{_SEP}(?:{_SECTION}|{_ID}))*)")
 HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.M)
 
-#: Result strings (claim ``source``/``reading``, tolerance and assumption reasons, figure titles,
-#: evidence labels) end up in results.json; issue 17 changed docstrings and comments only, so
-#: these still say "catalogue". Each entry: file, and a fragment of the line allowed to.
-RESULT_STRING_EXCEPTIONS = {
-    "verify/error_trends.py": ["(catalogue §2.5: +-0.2)"],
-    "verify/claims/li2/fig8.py": ["Newton-Schulz coefficients used (catalogue §6.4)",
-                                  "catalogue §5, §6.4\""],
-    "verify/claims/li2/fig3.py": ["(catalogue §5, third-party replication §7)"],
-    "verify/claims/li2/fig5.py": ["(catalogue §5; code §6.1; third party §7.3)"],
-    "verify/claims/li2/sec6_deep.py": ["(catalogue §3 li2.sec6-deep, §5, §6.2)"],
-    "verify/claims/li2/sec7_predictions.py": ["(catalogue §2.5: >= 5 "],
-    "verify/claims/ns/thm4_14.py": ["catalogue §4.15, §5.6-5.7, §5.9\""],
-    "verify/claims/ns/prior_woodworth.py": ["catalogue §5.1\""],
-    "verify/claims/ns/table1.py": ["catalogue §4.16-4.17, \""],
-    "verify/claims/ns/cor4_11.py": ["later 'Lemma 4.13'; catalogue §4.12\""],
-    "verify/claims/ns/cor4_12.py": ["\"catalogue §4.12: relative 1e-3;",
-                                    "later Corollary 4.14; catalogue §4.12, §7 \""],
-    "verify/claims/ns/thm4_3.py": ["catalogue §7 question 7\""],
-    "verify/claims/ns/prior_pesme_flammarion.py": ["(arXiv 2304.00488); catalogue §5.4\""],
-    "verify/claims/ns/cor4_8.py": ["catalogue §7 q. 1-2\""],
-    "verify/claims/ns/fig2_metric.py": ["(number unknown); catalogue §4.10\""],
-    "verify/claims/ns/fig3_path.py": ["catalogue §4.14, §6 item 6, §7 question 4\""],
-    "verify/claims/ns/x_margin.py": ["catalogue §4.13, §5.5-5.6, §6 item 2\""],
-}
 FORBIDDEN = ("../shared", "shared/papers", "catalogue §")
 
 
@@ -121,10 +97,8 @@ def test_nothing_points_outside_the_repository():
         rel = path.relative_to(ROOT)
         if rel.name == "test_sources.py":
             continue
-        allowed = RESULT_STRING_EXCEPTIONS.get(rel.as_posix(), [])
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for bad in FORBIDDEN:
-                if bad in line and not (bad == "catalogue §" and rel.name == "SOURCES.md") \
-                        and not any(a in line for a in allowed):
+                if bad in line and not (bad == "catalogue §" and rel.name == "SOURCES.md"):
                     problems.append(f"{rel}:{n}: {bad!r}: {line.strip()}")
     assert not problems, "\n".join(problems)

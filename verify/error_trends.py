@@ -70,7 +70,7 @@ LEVEL = 0.95
 #: term below ~20% of the leading one stays within it. Checks choose their grids for that.
 TREND_SLACK = Tolerance(0.2, "pre-asymptotic bend of the fitted line: the next-order term is "
                              "kept below ~20% of the leading one at the coarse end of the grid "
-                             "(catalogue §2.5: +-0.2)")
+                             "(SOURCES §2.5: +-0.2)")
 
 #: The geometric mean may rise between two kept points by at most this relative amount: each
 #: kept error lies at least ABOVE_FLOOR times above its floor, so roundoff moves each of the

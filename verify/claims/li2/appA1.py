@@ -410,7 +410,7 @@ CLAIM = register(Claim(
               r"\mathbf 1^\top+\mathbf 1(\mathbf v\circ\mathbf v)^\top+\mathbf u\mathbf v^\top,\ "
               r"\hat S_{k,r}=\hat{\mathbf u}_{k,r}\hat{\mathbf v}_{k,r}^*;\ \mathcal E\le"
               r"\tfrac M2\sum_ka_kb_k/d_k\ (22)",
-    reading=r"The printed forms are the catalogue's transcription (not the paper's text "
+    reading=r"The printed forms are the SOURCES file's transcription (not the paper's text "
             r"verbatim). Full task, \mathbf w=[\mathbf u;P\mathbf v], S_{ij}=\sigma(u_i+v_j), "
             r"\sigma(x)=x^2; R_h\mathbf e_b=\mathbf e_{hb}, \tilde R_h=R_hP_1^\perp "
             r"(M\times M centring). \hat S=Q^*SQ with Eq. 8's Q (columns (k,r,i), unitary "

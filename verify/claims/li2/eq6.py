@@ -330,7 +330,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="equation",
     title="Decoupled Stage-II node dynamics: each node ascends its own energy",
-    source="Eq. 6, §3 (catalogue li2.eq6)",
+    source="Eq. 6, §3 (SOURCES li2.eq6)",
     statement=r"G_F\propto\tilde Y\tilde Y^\top\tilde F\ \Rightarrow\ \dot{\mathbf w}_j="
               r"X^\top D_j\mathbf g_j,\quad \mathbf g_j\propto\tilde Y\tilde Y^\top"
               r"\sigma(X\mathbf w_j)",

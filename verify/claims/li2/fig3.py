@@ -321,7 +321,7 @@ CLAIM = register(Claim(
     kind="experiment",
     title="Fig. 3: grokking with weight decay, the growth of ||G_F||, two update stages and "
           "near-diagonal Grams",
-    source="Fig. 3, §3 (catalogue §5, third-party replication §7)",
+    source="Fig. 3, §3 (SOURCES §5, third-party replication §7)",
     statement=r"M=71,\ K=2048,\ n=2016:\ \eta=2\times10^{-4}\ \text{groks},\ \eta=0\ "
               r"\text{does not};\ \|G_F\|\ \text{larger with}\ \eta\ \text{around epoch 100};"
               r"\ \text{first a big update on}\ V,\ \text{then on}\ W;\ "

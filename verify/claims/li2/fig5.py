@@ -202,7 +202,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="experiment",
     title="Fig. 5: sharp memorisation/generalisation transition in p near M^-1 log M",
-    source="Fig. 5, §4.3 (catalogue §5; code §6.1; third party §7.3)",
+    source="Fig. 5, §4.3 (SOURCES §5; code §6.1; third party §7.3)",
     statement=r"\text{test accuracy vs }p=n/M^2:\ \text{a sharp transition from 0 to 1 near "
               r"}p\propto M^{-1}\log M;\ \text{the required }p\text{ decreases as }M\text{ "
               r"grows (cyclic prime }M\text{, products, non-abelian with }\max_kd_k=2)",

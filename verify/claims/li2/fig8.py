@@ -207,7 +207,7 @@ def check(run: Run) -> Iterator[Evidence]:
     overlap = set(p["selection_seeds"]) & set(p["seeds"])
     if overlap:
         raise ValueError(f"seeds: {sorted(overlap)} are both selection and evaluation seeds")
-    run.figure("Newton-Schulz coefficients used (catalogue §6.4)", AUTHOR_NS_COEFFICIENTS)
+    run.figure("Newton-Schulz coefficients used (SOURCES §6.4)", AUTHOR_NS_COEFFICIENTS)
     if not p["selection_seeds"]:
         run.figure("the pilot sweep behind the fixed learning rates", QUICK_PILOT)
     level = 1 - (1 - LEVEL) / len(p["Ks"])
@@ -220,7 +220,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="experiment",
     title="Fig. 8: Muon reaches a lower test loss than Adam when K is small relative to M",
-    source="Fig. 8, §5 (Thm. 8); catalogue §5, §6.4",
+    source="Fig. 8, §5 (Thm. 8); SOURCES §5, §6.4",
     statement=r"M=71,\ K\ \text{small relative to}\ M:\ L^{\rm Muon}_{\rm test}<"
               r"L^{\rm Adam}_{\rm test}",
     reading=r"Modular addition Z_M, \sigma(x)=x^2, the code's class-centred MSE (test loss: "

@@ -737,7 +737,7 @@ CLAIM = register(Claim(
             r"assumptions (d=2n spheres, the group task, the paper's Fig. 3 point) are "
             r"reported as a map; there Eq. 5 is said to hold pointwise when its relative "
             r"error is at most the pointwise tolerance. The arc-cosine kernel and the x^2 "
-            r"constants are the catalogue's worked examples.",
+            r"constants are the SOURCES file's worked examples.",
     parameters={
         "quick": {
             "symbolic": {"order": 6, "gram_n": 4},

@@ -198,7 +198,7 @@ CLAIM = register(Claim(
             r"V_0=\alpha U with U_{ij}\sim\mathcal N(0,1) (A3). The statement is read as an "
             r"expansion in (t,\alpha)\to0: every term of the exact series that is not "
             r"O(t\alpha+t^2) must be among the stated ones, i.e. the t^0 terms (all powers of "
-            r"\alpha) and the t^1\alpha^0 term; R_1(V_0) (not defined in the catalogue) is "
+            r"\alpha) and the t^1\alpha^0 term; R_1(V_0) (not defined in SOURCES) is "
             r"read as the t^1 terms that vanish at V_0=0. Trends: the remainder "
             r"G-\tilde YV_0^\top-t\tilde Y\tilde Y^\top\tilde F in t at \alpha\ll t^2 and at "
             r"fixed \alpha, and in \alpha at fixed t; t=\tau/\lambda_{\max}. Problems satisfy "

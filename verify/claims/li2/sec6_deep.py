@@ -445,7 +445,7 @@ CLAIM = register(Claim(
     kind="remark",
     title="§6 deeper networks: G_(L-1) ~ D_L Yt Yt^T D_L F_(L-1), bottom-up learning, "
           "residual G_res,1 = sum_l G_l",
-    source="§6, Eq. 11; Fig. 9 (catalogue §3 li2.sec6-deep, §5, §6.2)",
+    source="§6, Eq. 11; Fig. 9 (SOURCES §3 li2.sec6-deep, §5, §6.2)",
     statement=r"G_{L-1}=D_LG_LW_L^\top=(D_L\tilde Y\tilde Y^\top D_L)F_{L-1}(W_LW_L^\top)"
               r"\approx D_L\tilde Y\tilde Y^\top D_LF_{L-1}\ (W_LW_L^\top\approx I);\ "
               r"\text{bottom-up learning};\ G_{{\rm res},1}=\sum_lG_l,\ G_L\text{ dominates}",

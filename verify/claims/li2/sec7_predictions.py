@@ -405,7 +405,7 @@ CLAIM = register(Claim(
     control=NegativeControl("every prediction reversed (t ~ eta, large alpha faster, ...)",
                             REVERSED),
     assumptions=(
-        Assumption(">= 3 seeds per point", "a t-interval needs seeds (catalogue §2.5: >= 5 "
+        Assumption(">= 3 seeds per point", "a t-interval needs seeds (SOURCES §2.5: >= 5 "
                    "at full fidelity)", lambda p: len(p["seeds"]) >= 3),
         Assumption("weight decay on", "the base point has eta > 0 (grokking needs it at "
                    "these learning rates)", lambda p: p["base"]["eta"] > 0),

@@ -274,7 +274,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="corollary",
     title="Explicit mirror potential R_{Lp,L} at zero balance constant",
-    source="Corollary 4.11 (submitted numbering); later 'Lemma 4.13'; catalogue §4.12",
+    source="Corollary 4.11 (submitted numbering); later 'Lemma 4.13'; SOURCES §4.12",
     statement=r"\text{(public description)}\ \text{an explicit }R_{L_p,L}\text{ at zero balance "
               r"constant }(\lambda=0)\text{, whose Legendre property depends on }q,\ L,\ m.",
     reading=r"Toolkit's reading: zero balance (all |w_i| equal, the \lambda=0 case of "

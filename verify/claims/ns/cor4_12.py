@@ -187,7 +187,7 @@ def _dynamics(run: Run) -> Iterator[Evidence]:
                               "balance": G.labels[b]["balance"]}, t_star[k],
                              float(finest[-1, b])) for k, b in enumerate(blow)],
                         names=("derived", "measured"),
-                        tolerance=Tolerance(relative, "catalogue §4.12: relative 1e-3; the "
+                        tolerance=Tolerance(relative, "SOURCES §4.12: relative 1e-3; the "
                                             "numerical budget is checked below it (assumption "
                                             "'blow-up resolved')"),
                         parameters={"a": p["a"], "G": p["G"], "tau": p["tau"],
@@ -310,7 +310,7 @@ CLAIM = register(Claim(
     kind="corollary",
     title="Legendre property of R_{Lp,L}: valid Bregman function iff m <= 1 (GF: L <= 2; "
           "SignGF: every L)",
-    source="Corollary 4.12 (submitted numbering); later Corollary 4.14; catalogue §4.12, §7 "
+    source="Corollary 4.12 (submitted numbering); later Corollary 4.14; SOURCES §4.12, §7 "
            "questions 1 and 8",
     statement=r"\text{(public description)}\ R_{L_p,L}\text{ is a Legendre (valid Bregman) "
               r"function depending on }q,\ L\text{ and the metric exponent }m\text{; the "

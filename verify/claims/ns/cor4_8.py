@@ -251,7 +251,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="corollary",
     title="Coercivity constant of the steepest mirror flow at w_1 = 0, w_i = lambda",
-    source="Corollary 4.8 (submitted numbering; later Corollary 4.10); catalogue §7 q. 1-2",
+    source="Corollary 4.8 (submitted numbering; later Corollary 4.10); SOURCES §7 q. 1-2",
     statement=r"\text{(public description)}\ \text{at } w_1=0,\ w_i=\lambda>0\ (i\ge2)\text{, "
               r"}R_{L_p,L}\text{ is inverse }\mu\text{-coercive with an explicit }\mu(\lambda,"
               r"q,L)\text{; a smaller }q\text{ gives a larger }\mu.",

@@ -158,7 +158,7 @@ CLAIM = register(Claim(
             r"as the all-ones vector). Admitted initialisations: any w_1 with "
             r"|w_i|=(|w_1|^q+\lambda)^{1/q}, signs free, |w_1|^q+\lambda\ge0. The Cor. 4.8 "
             r"initialisation w_1=0, w_{i\ge2}=a\mathbb 1 is \lambda-balanced with \lambda=a^q "
-            r"(the catalogue's 'two lambdas': initial scale a, balance constant a^q; they "
+            r"(the SOURCES file's 'two lambdas': initial scale a, balance constant a^q; they "
             r"agree only for a=1 or q=1). The flow keeps the property with the same \lambda "
             r"without decay and with \lambda(t)=\lambda e^{-q\int\alpha} under decoupled "
             r"decay. Finding: under coupled decay with q<2 the property is not kept (the "

@@ -187,7 +187,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="remark",
     title="Example 3.2: x = m * w under gradient flow is a hyperbolic-entropy mirror flow",
-    source="Example 3.2 (submitted numbering); known answer Azulay et al. 2021 (catalogue "
+    source="Example 3.2 (submitted numbering); known answer Azulay et al. 2021 (SOURCES "
            "§5.2)",
     statement=r"\text{(public description)}\ x=m\odot w\ \text{(a depth-2 diagonal network) as "
               r"the example of a reparameterisation whose gradient flow is a mirror flow.}",

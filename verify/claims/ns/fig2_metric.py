@@ -208,7 +208,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="remark",
     title="Metric exponent m = q(L-1)/L of R_{Lp,L} and Fig. 2's feature-learning band",
-    source="Fig. 2 (left) and the metric exponent (number unknown); catalogue §4.10",
+    source="Fig. 2 (left) and the metric exponent (number unknown); SOURCES §4.10",
     statement=r"\text{(summaries)}\ m=\frac{q(L-1)}{L}\text{, plotted in Fig. 2 (left) with a "
               r"'feature learning' band just below }m=1.",
     reading=r"Toolkit's reading: m is the power of |x| in the inverse metric M=1/\nabla^2R of "

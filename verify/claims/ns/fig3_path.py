@@ -432,7 +432,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="experiment",
     title="Saddle escape: path length along the balance curve and escape time, separately",
-    source="Abstract; Fig. 3 (submitted numbering); catalogue §4.14, §6 item 6, §7 question 4",
+    source="Abstract; Fig. 3 (submitted numbering); SOURCES §4.14, §6 item 6, §7 question 4",
     statement=r"\text{(public description)}\ \text{steeper descent (smaller }q\text{) escapes "
               r"saddle points faster; Fig. 3: along the balance curves the curved path away "
               r"from zero is shorter for smaller }q.",
@@ -452,10 +452,10 @@ CLAIM = register(Claim(
             r"as stated (rank of the arc length over q, per a); 'escapes faster' separately: "
             r"(i) rank of T at fixed loss scale G=0.5, (ii) rank of the log-log slope of T in "
             r"1/a (scale-free: T scales as G^{1-q}, so a fixed-G order can flip with the loss "
-            r"scale; the flip scale is reported), (iii) on regression (catalogue problem "
+            r"scale; the flip scale is reported), (iii) on regression (SOURCES problem "
             r"A_{kl}\sim N(0,1/d), x^*=(1,-0.7,0.5,0,\dots); quick d=20,N=10; full d=300,N=100; "
-            r"L=3), rank of the time to 50% of the initial loss (catalogue), and the a\to0 law of the "
-            r"time to 90% of it (the first escape alone; at 50% a plateau near half the loss "
+            r"L=3), rank of the time to 50% of the initial loss (SOURCES), and the a\to0 law of "
+            r"the time to 90% of it (the first escape alone; at 50% a plateau near half the loss "
             r"can add a second jump between two scales). Domain: small initialisation "
             r"a\le0.1 (near the saddle). Findings: the arc-length order holds there but not for "
             r"larger a (for q\in\{1,1.5,2\} q=1.5 is shorter than q=1 from a\approx0.36, and "

@@ -147,7 +147,7 @@ def _problem_evidence(run: Run, problem: Regression, s: dict, stream: str, label
         yield compare(Route.NUMERIC, f"{label}: first jump in accelerated time t/log(1/a) at "
                       f"a = {p['criterion_a']:g} vs the a -> 0 limit", stated=stated,
                       measured=float(accelerated[at]), metric="relative",
-                      tolerance=Tolerance(p["criterion"], "the catalogue's criterion for this "
+                      tolerance=Tolerance(p["criterion"], "the SOURCES file's criterion for this "
                                           "asymptotic statement at a = 1e-6 (§5.4); the derived "
                                           "finite-a offset is the next item"),
                       parameters=params)
@@ -209,7 +209,7 @@ def check(run: Run) -> Iterator[Evidence]:
                                     dtype=run.dtype)
     s = _setting(problem)
     yield from _symbolic(run, s["g"])
-    yield from _problem_evidence(run, problem, s, "problem", "catalogue problem", True)
+    yield from _problem_evidence(run, problem, s, "problem", "SOURCES problem", True)
     within = {}
     for k in range(p["draws"]):
         stream = f"draw {k}"
@@ -224,7 +224,7 @@ def check(run: Run) -> Iterator[Evidence]:
                                     / float(run.stated["first_jump"](s_k["g"])) - 1)
     if within:
         run.figure(f"relative error of t~ at a = {p['criterion_a']:g} on further draws (the 5% "
-                   "criterion is recorded, not decided, beyond the catalogue problem)", within)
+                   "criterion is recorded, not decided, beyond the SOURCES problem)", within)
 
 
 CLAIM = register(Claim(
@@ -232,11 +232,11 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="theorem",
     title="Known answer: Pesme & Flammarion 2023, first jump time of saddle-to-saddle dynamics",
-    source="Pesme & Flammarion, NeurIPS 2023 (arXiv 2304.00488); catalogue §5.4",
+    source="Pesme & Flammarion, NeurIPS 2023 (arXiv 2304.00488); SOURCES §5.4",
     statement=r"\beta=u\odot v,\ u_0=\sqrt2a,\ v_0=0,\ \tilde t=t/\log(1/a):\ \nabla R(\beta)="
               r"\tfrac12\operatorname{arcsinh}(\beta/a^2)=-\int_0^t\nabla L,\ \text{and as }a\to0"
               r"\text{ the first jump happens at }\tilde t_1=1/\|\nabla L(0)\|_\infty.",
-    reading=r"Gradient flow on (u,v) for L(\beta)=\tfrac1{2N}\|A\beta-y\|^2 (the catalogue's "
+    reading=r"Gradient flow on (u,v) for L(\beta)=\tfrac1{2N}\|A\beta-y\|^2 (the SOURCES file's "
             r"problem, N=10, d=20; a positive loss scale rescales t and 1/\|\nabla L(0)\| "
             r"alike). Jump, operationally: the first time some |\beta_i(t)| reaches half of its "
             r"plateau \beta^1_i=|\nabla L(0)_i|/h_i, h_i=\|A_{:i}\|^2/N (the minimiser of L "
@@ -244,7 +244,7 @@ CLAIM = register(Claim(
             r"conserved, \dot\beta=-\sqrt{4\beta^2+4a^4}\,g, so \tfrac12\operatorname{arcsinh}"
             r"(\beta/a^2)=-\int_0^t g; with a frozen gradient t_i=\operatorname{arcsinh}(B/a^2)"
             r"/(2|g_i|), \lim t_i/\log(1/a)=1/|g_i|, and the first jump is the smallest. The "
-            r"statement is asymptotic: checked (i) at a=10^{-6} within the catalogue's 5%, (ii) "
+            r"statement is asymptotic: checked (i) at a=10^{-6} within the SOURCES file's 5%, (ii) "
             r"through the law of the error, over a=10^{-2}..10^{-6}: the pair slopes "
             r"dt/d\log(1/a) tend to \tilde t_1, and with the gradient of i^*=\arg\max|g_i| "
             r"falling as |g_{i^*}|-h_{i^*}\beta, t=\log(1/a)/|g_{i^*}|+C+o(1) with "

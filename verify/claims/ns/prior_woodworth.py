@@ -163,12 +163,12 @@ CLAIM = register(Claim(
     kind="theorem",
     title="Known answer: Woodworth et al. 2020, kernel and rich regimes (q = 2)",
     source="Woodworth, Gunasekar, Lee, Moroshko, Savarese, Golan, Soudry, Srebro, COLT 2020 "
-           "(arXiv 2002.09277); catalogue §5.1",
+           "(arXiv 2002.09277); SOURCES §5.1",
     statement=r"\beta=w_+^2-w_-^2,\ w_\pm(0)=a\mathbb 1:\ \text{gradient flow on "
               r"underdetermined least squares converges to }\arg\min_{X\beta=y}\sum_i "
               r"q(\beta_i/a^2),\ q(z)=2-\sqrt{4+z^2}+z\operatorname{arcsinh}(z/2);\ "
               r"\text{depth }D:\ w_+^{2-D}=a^{2-D}-D(D-2)\theta,\ \theta=-\int_0^t g.",
-    reading=r"Checked as printed in the catalogue, for the squared loss f=\tfrac1{2N}"
+    reading=r"Checked as printed in SOURCES, for the squared loss f=\tfrac1{2N}"
             r"\|A\beta-y\|^2 (the scale of f changes time, not the limit). Its relation to "
             r"Never Saddle: with u=w_++w_-, v=w_+-w_-, \beta=uv and u^2-v^2=4a^2, so it is "
             r"the L=2, q=2 product of ns.thm4.6 with balance offset 4a^2 (time runs twice as "

@@ -442,7 +442,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="corollary",
     title="Table 1: regulariser types of coupled and decoupled weight decay (q, L)",
-    source="Table 1 (submitted numbering); review 1; later Example 4.17; catalogue §4.16-4.17, "
+    source="Table 1 (submitted numbering); review 1; later Example 4.17; SOURCES §4.16-4.17, "
            "§5.6-5.7, §7 question 5",
     statement=r"\text{(public description)}\ \text{decoupled decay: }q=2,L=2\to L_1;\ q=1,L=2"
               r"\to L_{3/2};\ q=1,L=\infty\to L_1\ \text{(Ex. 4.17)};\ \text{the table "

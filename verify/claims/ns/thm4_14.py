@@ -378,7 +378,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="theorem",
     title="Weight decay adds a manifold regulariser to the steepest mirror flow",
-    source="Theorem 4.14 (submitted numbering); review 4; catalogue §4.15, §5.6-5.7, §5.9",
+    source="Theorem 4.14 (submitted numbering); review 4; SOURCES §4.15, §5.6-5.7, §5.9",
     statement=r"\text{(public description, review 4)}\ \text{with weight decay }x_t\text{ follows }"
               r"d\nabla R(x_t)=-\operatorname{sign}(\nabla f(x_t))|\nabla f(x_t)|^{q-1}dt-"
               r"\nabla M_{reg}(x_t)\,dt;\ \text{for decoupled decay and balanced initialisation "
@@ -503,7 +503,7 @@ LIMIT_CLAIM = register(Claim(
     paper=PAPER,
     kind="theorem",
     title="Reading 2 of Thm 4.14: the decayed flow's limit minimises f + M_reg",
-    source="Theorem 4.14 (submitted numbering) read as an implicit-bias statement; catalogue "
+    source="Theorem 4.14 (submitted numbering) read as an implicit-bias statement; SOURCES "
            "§4.15 reading 2, §7 questions 5 and 10; review 1 on Table 1",
     statement=r"\text{(reading 2 of the public description)}\ \lim_{t\to\infty}x_t\in"
               r"\arg\min_x f(x)+M_{reg}(x)\ \text{with Thm 4.14's }M_{reg}.",

@@ -261,7 +261,7 @@ def _numeric(run: Run) -> Iterator[Evidence]:
     params = {"n": n, "L": p["L"], "points": p["points"]}
     yield compare(Route.NUMERIC, "||grad F|| at random points of S (autograd)",
                   derived=torch.zeros(len(grad_norms)), measured=torch.tensor(grad_norms),
-                  metric="absolute", tolerance=Tolerance(1e-12, "catalogue's threshold; the "
+                  metric="absolute", tolerance=Tolerance(1e-12, "the SOURCES file's threshold; the "
                                                          "products contain exact zeros"),
                   parameters=params)
     yield compare(Route.NUMERIC, "Hessian of F at random points of S: autograd vs the sympy "
@@ -494,8 +494,8 @@ CLAIM = register(Claim(
             r"an extremum). Stated rule checked: order = number of vanishing factors (so \ge2; "
             r"strict iff 2, Hessian zero iff \ge3). Checked symbolically (symbolic f, L=2,3,4, "
             r"every k) and by autograd at random points of S with x=0 (n=5, L=2,3,4, f the "
-            r"catalogue's regression); the escape time of gradient flow from a\,u (all factors "
-            r"O(a)) scales as a^{-(k-2)} for order k >= 3 (log-log slope, L = 3, 4).",
+            r"SOURCES file's regression); the escape time of gradient flow from a\,u (all "
+            r"factors O(a)) scales as a^{-(k-2)} for order k >= 3 (log-log slope, L = 3, 4).",
     parameters={
         "quick": {"n": 5, "L": [2, 3, 4], "points": 3,
                   "escape": {"L": [3, 4], "scales": [0.04, 0.02, 0.01], "h": 0.02,
@@ -516,7 +516,7 @@ DECAY_CLAIM = register(Claim(
     paper=PAPER,
     kind="theorem",
     title="With weight decay the points of S (Thm 4.3) are no longer saddles",
-    source="Review 4 on Theorem 4.3 (submitted numbering); catalogue §7 question 7",
+    source="Review 4 on Theorem 4.3 (submitted numbering); SOURCES §7 question 7",
     statement=r"\text{(public description, review 4)}\ \text{with coupled or decoupled weight "
               r"decay the points of Theorem 4.3 are no longer saddles.}",
     reading=r"Coupled decay F_\alpha=F+\tfrac\alpha2\|w\|^2 (for q=2 the decoupled flow is the "

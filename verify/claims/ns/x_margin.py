@@ -250,7 +250,7 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="corollary",
     title="Margin geometry of steepest flows on x = prod_i w_i, and depth vs sparse recovery",
-    source="later 'Cor. 4.13' (summaries); catalogue §4.13, §5.5-5.6, §6 item 2",
+    source="later 'Cor. 4.13' (summaries); SOURCES §4.13, §5.5-5.6, §6 item 2",
     statement=r"\text{(public description)}\ \text{greater depth lets the }L_\infty\text{ margin "
               r"recover a sparse ground truth; the margin induced by the geometry depends on "
               r"depth.}",
@@ -269,7 +269,7 @@ CLAIM = register(Claim(
             r"time-change step whose log-weight allowance shrinks as 1/\log(1/\mathcal L); gap "
             r"of the \ell_r-normalised margin to the optimum of the stated geometry (L=1: global;"
             r" L\ge2: on the final support, |x_k|\ge10^{-2}\max|x|) over \log(1/\mathcal L)="
-            r"18.4\cdot2^j (the first level is the catalogue's loss 10^{-8}); L=1: fitted order "
+            r"18.4\cdot2^j (the first level is the SOURCES file's loss 10^{-8}); L=1: fitted order "
             r">=1 (O(1/\log(1/\mathcal L))), L\ge2: every seed's order above 0. Public "
             r"statement read on SignGF at loss 10^{-8}: recovery (cosine with x^*, top-5 "
             r"overlap) improves from L=1 to the largest L, and the top-5 entries hold >=4/5 of "
