@@ -67,7 +67,7 @@ def test_strict_exits_1_when_a_claim_is_not_pass(tmp_path, capsys):
     with planted(make_claim("test.false", stated=gauss_off_by_one, control=gauss)):
         assert main(["check", "test.false", "--json", str(tmp_path / "a.json")]) == 0
         assert main(["check", "test.false", "--strict", "--json", str(tmp_path / "b.json")]) == 1
-    line = capsys.readouterr().out.strip().splitlines()[-1]
+    line = capsys.readouterr().out.strip().splitlines()[-2]  # the last is the summary line
     assert line.startswith("test.false") and "fail" in line
 
 

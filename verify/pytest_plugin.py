@@ -79,10 +79,12 @@ class ClaimFailure(Exception):
 
 
 def describe_failure(result: ClaimResult, headline: str, modules: Sequence[str] = ()) -> str:
-    """The lines a researcher needs: the verdict, why, each evidence item that did not pass,
+    """The lines a researcher needs: the verdict, its one-sentence diagnosis, why, each evidence
+    item that did not pass,
     the negative control, and the command that reproduces the run (with a ``--module`` for
     each ``--claims-module``, so the pasted command finds the project's own claims)."""
-    lines = [headline, f"reason: {result.reason}"]
+    lines = [headline, f"diagnosis: {result.as_record()['diagnosis']}",
+             f"reason: {result.reason}"]
     for e in result.evidence:
         if e.ok is True:
             continue

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verify.evidence import Evidence, json_float, to_json_value, worst
+from verify.evidence import Evidence, json_float, to_json_value
 from verify.run import AssumptionOutcome
 from verify.verdict import Verdict
 
@@ -60,7 +62,7 @@ class ClaimResult:
         return all(a.holds for a in self.assumptions if not a.probe)
 
     def key_figure(self) -> dict[str, Any] | None:
-        e = worst(self.evidence)
+        e = key_item(self.evidence)
         if e is None:
             return None
         return {"quantity": e.quantity, "route": e.route.value,
@@ -79,7 +81,9 @@ class ClaimResult:
         return f"$$ {self.claim['statement']} $$"
 
     def as_record(self) -> dict[str, Any]:
-        return {
+        from verify.diagnosis import diagnose
+
+        record = {
             **self.claim,
             "fidelity": self.fidelity,
             "parameters": to_json_value(self.parameters),
@@ -98,17 +102,45 @@ class ClaimResult:
             "figures": self.figures,
             "error": self.error,
         }
+        record["diagnosis"] = diagnose(record)
+        return record
+
+
+def key_item(evidence: Sequence[Evidence]) -> Evidence | None:
+    """The run's key figure: a failing item first (the one furthest beyond its tolerance),
+    else an undecided or non-finite one, else the passing item closest to its tolerance."""
+    def rank(e: Evidence) -> tuple[int, float]:
+        return (2 if e.ok is False else 1 if e.ok is None else 0, e.ratio)
+
+    return max(evidence, key=rank, default=None)
+
+
+def compared_texts(discrepancy: float, tolerance: float) -> tuple[str, str]:
+    """``discrepancy`` and ``tolerance`` in scientific notation with the fewest significant
+    digits (two at least for the discrepancy; the tolerance's own, up to two) that keep ``discrepancy <= tolerance`` as true or
+    false as it is: 42 against 45 prints ``4.2e+01`` and ``4.5e+01``, not ``4e+01``."""
+    holds = discrepancy <= tolerance
+    first = next((p for p in range(2) if math.isclose(float(f"{tolerance:.{p}e}"), tolerance,
+                                                     rel_tol=1e-9)), 1)
+    for more in range(16):  # from the tolerance's own digits (45 is 4.5e+01, not 4e+01)
+        d_text, t_text = f"{discrepancy:.{1 + more}e}", f"{tolerance:.{first + more}e}"
+        if (float(d_text) <= float(t_text)) == holds:
+            return d_text, t_text
+    return repr(float(discrepancy)), repr(float(tolerance))
 
 
 def key_figure_text(key_figure: dict[str, Any] | None, reason: str) -> str:
-    """One line for a result's worst evidence item (the reason when there is none)."""
+    """One line for a result's key evidence item (the reason when there is none)."""
     if key_figure is None:
         return reason
-    d = key_figure["discrepancy"]
-    text = "undecided" if d is None else d if isinstance(d, str) else f"{d:.1e}"
+    d, tol = key_figure["discrepancy"], key_figure["tolerance"]
     if not key_figure.get("finite", True):
-        text = "non-finite"
-    return f"{key_figure['quantity']}: {text} (tol {key_figure['tolerance']:.0e})"
+        text, tol_text = "non-finite", f"{tol:.0e}"
+    elif d is None or isinstance(d, str):
+        text, tol_text = "undecided" if d is None else d, f"{tol:.0e}"
+    else:
+        text, tol_text = compared_texts(d, tol)
+    return f"{key_figure['quantity']}: {text} (tol {tol_text})"
 
 
 def run_record(metadata: dict[str, Any], claims: list[dict[str, Any]], *, started: str,
@@ -121,6 +153,37 @@ def run_record(metadata: dict[str, Any], claims: list[dict[str, Any]], *, starte
         "summary": {v.value: counts.get(v.value, 0) for v in Verdict},
         "claims": list(claims),
     }
+
+
+def merge_runs(previous: Any, record: dict[str, Any]) -> tuple[dict[str, Any], int] | None:
+    """``record`` (a run of some claims) merged into ``previous`` (an earlier results file):
+    the same ids replaced, the other claims kept, the summary recounted; the run metadata is
+    the new run's. None when ``previous`` is not a results file of the same fidelity, seed,
+    dtype and device type (then the new record is written anew). Also returns how many
+    earlier claims were kept."""
+    if not (isinstance(previous, dict) and previous.get("schema_version") == SCHEMA_VERSION
+            and isinstance(previous.get("run"), dict)
+            and isinstance(previous.get("claims"), list)
+            and all(isinstance(c, dict) and "id" in c and "verdict" in c
+                    for c in previous["claims"])):
+        return None
+    old, new = previous["run"], record["run"]
+    if any(old.get(k) != new.get(k) for k in ("fidelity", "seed", "dtype")):
+        return None
+    if (old.get("device") or {}).get("type") != (new.get("device") or {}).get("type"):
+        return None
+    fresh = {c["id"]: c for c in record["claims"]}
+    claims, kept = [], 0
+    for c in previous["claims"]:
+        if c["id"] in fresh:
+            claims.append(fresh.pop(c["id"]))
+        else:
+            claims.append(c)
+            kept += 1
+    claims.extend(fresh.values())
+    counts = Counter(c["verdict"] for c in claims)
+    return {**record, "summary": {v.value: counts.get(v.value, 0) for v in Verdict},
+            "claims": claims}, kept
 
 
 def write_json(record: dict[str, Any], path: str | os.PathLike) -> Path:

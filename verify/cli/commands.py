@@ -14,8 +14,10 @@ import functools
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, NoReturn
@@ -24,7 +26,8 @@ from verify import registry
 from verify.claim import FIDELITIES
 from verify.cli.arguments import positive_int
 from verify.metadata import git_revision, package_versions, run_metadata
-from verify.results import key_figure_text, run_record, write_json
+from verify.diagnosis import diagnose
+from verify.results import key_figure_text, merge_runs, run_record, write_json
 from verify.runner import DTYPES, run_claim
 from verify.store import result_key
 from verify.cli.sweep import add_sweep_parser, cmd_sweep
@@ -77,10 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="torch intra-op CPU threads (default: 1 at quick fidelity on "
                               "the CPU, whose small tensors only wait on each other's threads; "
                               "torch's own choice otherwise)")
-    p_check.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                         help="run claims in N worker processes (default 1: in this process); "
-                              "each worker gets --threads torch threads (forked on Linux "
-                              "CPU runs, spawned otherwise)")
+    p_check.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                         help="run claims in N worker processes (default: the usable cores "
+                              "on the CPU, 1 on CUDA; 1 runs them in this process); each "
+                              "worker gets --threads torch threads (forked on Linux CPU runs, "
+                              "spawned otherwise)")
     p_check.add_argument("--json", dest="json_path", default="results.json", metavar="PATH",
                          help="where to write the results (default results.json)")
     p_check.add_argument("--strict", action="store_true",
@@ -181,11 +185,64 @@ def _set_threads(threads: int | None, fidelity: str, device) -> None:
         torch.set_num_threads(threads)
 
 
+#: Line width when stdout is not a terminal (a pipe, a file, a CI log).
+PIPE_COLUMNS = 100
+#: ANSI colours of the verdict words on a terminal (NO_COLOR turns them off).
+VERDICT_COLOURS = {"pass": "32", "fail": "31", "inconclusive": "33", "error": "33"}
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def terminal_columns() -> int:
+    """The terminal's width, or :data:`PIPE_COLUMNS` when stdout is not a terminal."""
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((PIPE_COLUMNS, 24)).columns
+    return PIPE_COLUMNS
+
+
+def use_colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def claim_line(record: dict, id_width: int, note: str = "", *, columns: int = PIPE_COLUMNS,
+               colour: bool = False) -> str:
+    """``id  verdict  diagnosis  time``, cut to ``columns``: the diagnosis (the middle) is cut
+    with "...", the id, the verdict, the time and the flags are kept whole."""
+    flag = "" if record.get("inside_assumptions", True) else "  [outside assumptions]"
+    middle = record.get("diagnosis") or diagnose(record)
+    verdict = record["verdict"]
+    head = f"{record['id']:<{id_width}}  {verdict:<12}  "
+    tail = f"  {float(record.get('seconds') or 0):.2f}s{flag}{note}"
+    room = columns - len(head) - len(tail)
+    if len(middle) > room:
+        middle = middle[:max(room - 3, 0)].rstrip() + "..."
+    if colour and verdict in VERDICT_COLOURS:
+        head = head.replace(verdict, f"\033[{VERDICT_COLOURS[verdict]}m{verdict}\033[0m", 1)
+    return head + middle + tail
+
+
+def summary_line(records: list[dict], seconds: float, jobs: int, written: str,
+                 report: str | None = None) -> str:
+    """``58 claims: 39 pass, 18 fail, 1 inconclusive in 79.1 s (--jobs 2); <where>``."""
+    from collections import Counter
+
+    counts = Counter(r["verdict"] for r in records)
+    order = ("pass", "fail", "inconclusive", "error", "skipped")
+    parts = ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v))
+    text = (f"{len(records)} claim{'s' if len(records) != 1 else ''}: {parts or 'none'} "
+            f"in {seconds:.1f} s (--jobs {jobs}); {written}")
+    return text + (f"; report in {report}" if report else "")
+
+
 def _print_line(record: dict, width: int, note: str) -> None:
-    flag = "" if record["inside_assumptions"] else "  [outside assumptions]"
-    print(f"{record['id']:<{width}}  {record['verdict']:<12}  "
-          f"{key_figure_text(record['key_figure'], record['reason'])}"
-          f"  {record['seconds']:.2f}s{flag}{note}", flush=True)
+    print(claim_line(record, width, note, columns=terminal_columns(), colour=use_colour()),
+          flush=True)
 
 
 def _last_durations(store) -> dict[str, float]:
@@ -233,6 +290,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    wall_start = time.monotonic()
     try:
         claims = registry.select(args.patterns)
     except registry.UnknownClaim as exc:
@@ -243,6 +301,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _set_threads(args.threads, args.fidelity, device)
+    if args.jobs is None:  # CUDA: one process keeps one context on the GPU
+        args.jobs = usable_cores() if device.type == "cpu" else 1
 
     store = _open_store(args)
     with _sweep_store_env(args):
@@ -260,7 +320,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
             stored = store.latest(key) if store is not None and not args.force else None
             if stored is not None:
                 records[i] = stored.record
-                _print_line(stored.record, width, f"  (stored {stored.recorded}; --force reruns)")
+                if "diagnosis" not in records[i]:  # stored before diagnoses were recorded
+                    records[i] = {**records[i], "diagnosis": diagnose(records[i])}
+                _print_line(records[i], width, "  (stored; --force reruns)")
             else:
                 pending.append((i, overrides))
 
@@ -278,11 +340,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
             tasks = [ClaimTask(claims[i].id, overrides, durations.get(claims[i].id, 0.0))
                      for i, overrides in pending]
             _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
+            threads = torch_threads(args.threads, args.fidelity, device)
+            if threads is None and device.type == "cpu":  # no workers x cores oversubscription
+                threads = max(1, usable_cores() // min(args.jobs, len(tasks)))
             for j, record in run_claims_in_pool(
                     tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
                     dtype=DTYPES[args.dtype], seed=args.seed, modules=args.module_names,
-                    threads=torch_threads(args.threads, args.fidelity, device),
-                    start_method=_pool_start_method(device)):
+                    threads=threads, start_method=_pool_start_method(device)):
                 finished_claim(pending[j][0], record)
         else:
             for done, (i, overrides) in enumerate(pending, 1):
@@ -294,13 +358,32 @@ def _cmd_check(args: argparse.Namespace) -> int:
         metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
                                 fidelity=args.fidelity)
         record = run_record(metadata, records, started=started, finished=finished)
-        path = write_json(record, args.json_path)
-        _progress(f"wrote {path}")
-        if args.report:
-            _progress(f"wrote {_write_report(record, args.report)}")
+        written = f"wrote {args.json_path}"
+        if args.patterns:  # a selection: keep the other claims of an earlier full run
+            merged = merge_runs(_read_results(args.json_path), record)
+            if merged is not None:
+                record, kept = merged
+                written = (f"merged into {args.json_path} ({len(records)} replaced or added, "
+                           f"{kept} kept)")
+            elif os.path.exists(args.json_path):
+                written += " (new: the earlier file is not a results file of the same " \
+                           "fidelity, seed, dtype and device)"
+        write_json(record, args.json_path)
+        report = str(_write_report(record, args.report)) if args.report else None
+        print(summary_line(records, time.monotonic() - wall_start, args.jobs, written, report),
+              flush=True)
         if args.strict and any(r["verdict"] != "pass" for r in records):
             return EXIT_STRICT
         return EXIT_OK
+
+
+def _read_results(path: str):
+    """The JSON at ``path``, or None when there is none or it does not parse."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
 
 
 #: The revision shown for a claim whose module is not in a git checkout.
