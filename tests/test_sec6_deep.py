@@ -33,7 +33,6 @@ from verify.claims.li2.sec6_deep import one_sided_chain, stated_chain
 from verify.claims.li2._groups import build_group, float_projectors
 from verify.registry import get
 from verify.runner import run_claim
-from verify.verdict import Verdict
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +45,7 @@ def _item(result, text):
     return e
 
 
-def test_quick_findings_and_the_control_is_rejected(quick):
-    assert quick.verdict is Verdict.FAIL, quick.reason
-    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+def test_holds_and_fails_on_the_documented_items(quick):
     for text in ("the paper's product", "relu: cosine independent", "x2: cosine independent",
                  "G_res,1", "G_L term dominates", "plain: the lowest layer"):
         assert _item(quick, text).ok is True, text

