@@ -144,7 +144,8 @@ def test_a_killed_run_keeps_what_it_finished_and_a_rerun_continues(tmp_path):
     rerun = subprocess.run(cmd, cwd=tmp_path, env={**env, "KILL_FAST": "1"},
                            capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
-    a_line, b_line = rerun.stdout.splitlines()
+    a_line, b_line, summary = rerun.stdout.splitlines()
+    assert summary.startswith("2 claims: 2 pass")
     assert a_line.startswith("kill.a") and "(stored" in a_line
     assert b_line.startswith("kill.b") and " pass " in b_line and "(stored" not in b_line
     assert [r.verdict for r in ResultStore(db).history("kill.b")] == ["pass"]
