@@ -11,7 +11,7 @@ The task: the Cayley table of :math:`\mathbb Z_{71}` (:math:`(a+b) \bmod 71`), a
 * Project, active set (the headline): :func:`numerics.li2.batched_ascent.ascend_sphere_active`:
   all starts in one batch evaluated in cache-sized chunks; a start leaves the batch when it
   meets the tolerance, and the energy's gradient is taken by the chain rule on the Cayley grid
-  (checked against autograd in ``tests/test_batched_ascent.py``).
+  (checked against autograd in ``tests/numerics/li2/test_batched_ascent.py``).
 * Project, chunked (the previous way): :func:`numerics.li2.landscape.ascend_in_chunks` with its
   default chunks of about :math:`2^{20}/n` starts; every start of a chunk steps until the
   chunk's slowest start converges.

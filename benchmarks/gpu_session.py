@@ -7,7 +7,7 @@ Run on the device (from a copy of the tree, no network, no install)::
 
 (under 8 minutes on one H100: a 420 s budget, claims that would not fit are skipped and a
 claim that overruns is stopped 30 s past the budget). On the CPU, end to end at toy sizes
-(well under a minute; what ``tests/test_gpu_session.py`` runs)::
+(well under a minute; what ``tests/quality/test_gpu_session.py`` runs)::
 
     PYTHONPATH=. python benchmarks/gpu_session.py --device cpu --smoke --out /tmp/gpu-smoke
 

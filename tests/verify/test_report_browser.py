@@ -25,7 +25,7 @@ DRIVER = shutil.which("chromedriver")
 # the browser's own pages and inline data: URLs (no network involved)
 BROWSER_INTERNAL = ("chrome://", "chrome-untrusted://", "devtools://", "chrome-extension://",
                     "data:")
-ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "build" /
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "build" /
                                 "test-artifacts"))
 
 if not (CHROMIUM and DRIVER):

@@ -233,12 +233,12 @@ def _parse(*argv: str) -> argparse.Namespace:
 
 def test_cli_runs_a_grid_writes_json_and_rejects_a_bad_function(tmp_path, capsys):
     out = tmp_path / "sweep.json"
-    args = _parse("tests.test_sweep:square_point", "--name", "cli", "--grid", "x=[1, 2, -1]",
+    args = _parse("tests.verify.test_sweep:square_point", "--name", "cli", "--grid", "x=[1, 2, -1]",
                   "--store", str(tmp_path / "s.sqlite"), "--json", str(out), "--strict")
     assert cmd_sweep(args) == 1                            # --strict: one point failed
     record = json.loads(out.read_text())
     assert [p["result"] for p in record["points"]] == [{"y": 1}, {"y": 4}, None]
     assert "1 failed" in capsys.readouterr().out
     from verify.cli import UsageError
-    with pytest.raises(UsageError, match="tests.test_sweep:nope"):
-        cmd_sweep(_parse("tests.test_sweep:nope", "--name", "cli", "--grid", "x=[1]"))
+    with pytest.raises(UsageError, match="tests.verify.test_sweep:nope"):
+        cmd_sweep(_parse("tests.verify.test_sweep:nope", "--name", "cli", "--grid", "x=[1]"))

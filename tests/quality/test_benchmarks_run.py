@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 TOY = ["--repeats", "1", "--warmup", "0", "--threads", "1"]
 
 

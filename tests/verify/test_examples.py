@@ -20,7 +20,7 @@ import pytest
 from verify import registry
 from verify.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 IDS = ("arora2018.balance", "saxe2014.sigmoid")
 CLAIMS = ["arora2018.*", "saxe2014.*"]

@@ -166,7 +166,7 @@ def test_check_restores_the_store_variable_it_routes_sweeps_with(tmp_path, monke
 def test_check_force_recomputes_the_sweep_points_inside_a_claim(tmp_path, monkeypatch):
     """A claim that runs a sweep reuses its stored points on a second check; --force must
     recompute them as it recomputes the claim (stale points would otherwise survive it)."""
-    from tests.test_sweep import square_points
+    from tests.verify.test_sweep import square_points
     from verify.sweep import ENV_FORCE, run_sweep
 
     reused: list[list[bool]] = []
