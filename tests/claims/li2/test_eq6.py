@@ -1,4 +1,4 @@
-"""li2.eq6: the quick run passes with its control rejected; the exact routes agree to roundoff
+"""li2.eq6 (its verdict and control: tests/quality/verdicts.py): the exact routes agree to roundoff
 over drawn problems and reject planted errors; the measured node step is the trainer's own
 gradient."""
 import math

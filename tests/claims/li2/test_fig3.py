@@ -1,4 +1,4 @@
-"""li2.fig3: the quick run passes with its control rejected; every qualitative route and the
+"""li2.fig3 (its verdict and control: tests/quality/verdicts.py): every qualitative route and the
 third-party route can fail; the summary statistics match the raw history."""
 import dataclasses
 import math

@@ -1,4 +1,4 @@
-"""li2.fig5: the quick run passes with its control rejected; each route can fail; the group
+"""li2.fig5 (its verdict and control: tests/quality/verdicts.py): each route can fail; the group
 tables, the threshold estimators and the point function behave as documented."""
 import dataclasses
 import json

@@ -1,4 +1,4 @@
-"""li2.thm4: the quick run passes with its control rejected; each route (symbolic, Monte Carlo,
+"""li2.thm4 (its verdict and control: tests/quality/verdicts.py): each route (symbolic, Monte Carlo,
 rates) can fail; the sampling-model algebra, the estimators, the empirical energy and the
 landscape machinery hold on drawn small cases."""
 import dataclasses

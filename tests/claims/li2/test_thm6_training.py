@@ -1,4 +1,4 @@
-"""li2.thm6-training: the quick run passes with its control rejected; each route can fail; the
+"""li2.thm6-training (its verdict and control: tests/quality/verdicts.py): each route can fail; the
 pieces of numerics.li2.repulsion_along_training (routes, bounds, pair selections, Wilson intervals)
 over drawn sizes and seeds."""
 from __future__ import annotations
