@@ -171,7 +171,7 @@ def claim_section(c: Mapping[str, Any]) -> str:
         f"&middot; {c['seconds']:.2f} s &middot; {_e(c['fidelity'])} fidelity, "
         f"{_e(c['dtype'])}, {_e(c['device'])}, seed {c['seed']} &middot; {where} the "
         f"assumptions</p>"
-        f"<p><b>Verdict:</b> {_verdict(c['verdict'])} {_e(c['reason'])}</p>"
+        f"<p><b>Verdict:</b> {_verdict(c['verdict'])} {_e(diagnosis(c))}</p>"
         f"<h3>Statement (as the paper states it)</h3>"
         f"<div class=statement>{from_latex(c['statement'], display=True)}</div>"
         f"<h3>Reading (the toolkit's precise version)</h3><p>{prose(c['reading'])}</p>"
@@ -200,9 +200,10 @@ def claim_card(d: Mapping[str, Any]) -> str:
             + f"<p><b>Negative control:</b> {_e(d['negative_control'])}</p></div>")
 
 
-def _key_figure(c: Mapping[str, Any]) -> str:
-    from verify.results import key_figure_text
-    return key_figure_text(c.get("key_figure"), c.get("reason", ""))
+def diagnosis(c: Mapping[str, Any]) -> str:
+    """The claim's one-sentence diagnosis (computed for records stored before it existed)."""
+    from verify.diagnosis import diagnose
+    return c.get("diagnosis") or diagnose(c)
 
 
 def render_html(record: Mapping[str, Any], *, title: str = "Claim verification report") -> str:
@@ -211,7 +212,7 @@ def render_html(record: Mapping[str, Any], *, title: str = "Claim verification r
     run = record.get("run", {})
     summary = "".join(
         f"<tr><td><a href='#{_e(c['id'])}'>{_e(c['id'])}</a></td><td>{_e(c['paper'])}</td>"
-        f"<td>{_verdict(c['verdict'])}</td><td>{_e(_key_figure(c))}</td>"
+        f"<td>{_verdict(c['verdict'])}</td><td>{_e(diagnosis(c))}</td>"
         f"<td class=num>{c['seconds']:.2f} s</td></tr>" for c in claims)
     counts = ", ".join(f"{n} {v}" for v, n in record.get("summary", {}).items() if n)
     versions = ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items() if v)
@@ -227,7 +228,7 @@ def render_html(record: Mapping[str, Any], *, title: str = "Claim verification r
         "<meta name=viewport content='width=device-width, initial-scale=1'>"
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
         f"<h1>{_e(title)}</h1>{meta}<p>{len(claims)} claims: {_e(counts)}.</p>"
-        "<table><tr><th>claim</th><th>paper</th><th>verdict</th><th>key figure</th>"
+        "<table><tr><th>claim</th><th>paper</th><th>verdict</th><th>diagnosis</th>"
         f"<th>time</th></tr>{summary}</table>"
         + "".join(claim_section(c) for c in claims)
         + "</body></html>\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verify.report.html import _discrepancy, _key_figure, reproduce_command, short
+from verify.report.html import _discrepancy, diagnosis, reproduce_command, short
 from verify.report.svg_plots import evidence_chart, figure_chart
 
 
@@ -17,7 +17,7 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
     out = [f"## {c['id']}: {c['title']} — **{c['verdict']}**", "",
            f"{c['paper']}, {c['source']} · {c['kind']} · {c['seconds']:.2f} s · "
            f"{c['fidelity']} fidelity, {c['dtype']}, {c['device']}, seed {c['seed']}", "",
-           f"**Verdict:** {c['verdict']}. {c['reason']}", "",
+           f"**Verdict:** {c['verdict']}. {diagnosis(c)}", "",
            "**Statement** (as the paper states it):", "", f"$$ {c['statement']} $$", "",
            f"**Reading** (the toolkit's precise version): {c['reading']}", ""]
     if c.get("assumptions"):
@@ -60,10 +60,10 @@ def render_markdown(record: Mapping[str, Any], *, figures_dir: str = "figures",
     """The Markdown text and the SVG files it links to (``{file name: svg}``)."""
     files: dict[str, str] = {}
     claims = record["claims"]
-    lines = [f"# {title}", "", "| claim | paper | verdict | key figure | time |",
+    lines = [f"# {title}", "", "| claim | paper | verdict | diagnosis | time |",
              "|---|---|---|---|---|"]
     lines += [f"| [{c['id']}](#{c['id'].replace('.', '')}) | {c['paper']} | {c['verdict']} | "
-              f"{_cell(_key_figure(c))} | {c['seconds']:.2f} s |" for c in claims]
+              f"{_cell(diagnosis(c))} | {c['seconds']:.2f} s |" for c in claims]
     lines.append("")
     for c in claims:
         lines += _claim(c, figures_dir, files)
