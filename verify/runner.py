@@ -1,9 +1,11 @@
 """Run a claim's check (and its negative control) and turn the evidence into a verdict."""
 from __future__ import annotations
 
+import math
+import numbers
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -17,12 +19,190 @@ from verify.run import AssumptionOutcome, Run
 from verify.verdict import Verdict, apply_negative_control, verdict_from_evidence
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+#: Seeds are in [0, SEED_LIMIT) (they are mixed into 64-bit generator seeds).
+SEED_LIMIT = 2**63
 
 
 def parse_dtype(name: str) -> torch.dtype:
     if name not in DTYPES:
         raise ValueError(f"dtype: {name!r} is not one of {', '.join(DTYPES)}")
     return DTYPES[name]
+
+
+class ParameterError(ValueError):
+    """An override that does not fit the parameter the claim declares (one line)."""
+
+
+def _kind(x: Any) -> str:
+    if x is None:
+        return "none"
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, numbers.Real):
+        return "number"
+    if isinstance(x, str):
+        return "str"
+    if isinstance(x, Mapping):
+        return "map"
+    if isinstance(x, (list, tuple)):
+        return "seq"
+    return "other"
+
+
+def _short(x: Any, limit: int = 48) -> str:
+    text = repr(x)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _shown(x: Any) -> str:
+    if isinstance(x, str):
+        return f"the string {_short(x)}"
+    if isinstance(x, (list, tuple)):
+        return f"the {type(x).__name__} {_short(x)}"
+    return _short(x)
+
+
+def _is_group_key(key: str) -> bool:
+    return key in ("group", "groups") or key.endswith(("_group", "_groups"))
+
+
+def _group_name_problem(text: str) -> str | None:
+    """Why ``text`` is not a group name (None when it is one); the li2 claims' parser."""
+    try:
+        from verify.claims.li2._groups import check_group_name
+    except ImportError:  # pragma: no cover - the li2 claims not installed
+        return None
+    try:
+        check_group_name(text)
+    except ValueError as exc:
+        return str(exc).removeprefix("group: ")
+    return None
+
+
+def _finite_everywhere(value: Any, path: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParameterError(f"{path} must be finite, not {value!r}")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _finite_everywhere(v, f"{path}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _finite_everywhere(v, f"{path}[{i}]")
+
+
+def _conform(value: Any, declared: Sequence[Any], path: str, key: str) -> Any:
+    """``value`` checked against the values ``declared`` for it (every fidelity's default,
+    or every element of a declared sequence): the same type and shape; raises
+    :class:`ParameterError` naming ``path`` and what is allowed."""
+    present = [d for d in declared if d is not None]
+    if value is None:
+        if len(present) < len(declared):
+            return None
+    if not present:  # declared None only: any finite literal
+        _finite_everywhere(value, path)
+        return value
+    kinds = {_kind(d) for d in present}
+
+    def bad(allowed: str) -> ParameterError:
+        return ParameterError(f"{path} must be {allowed}, not {_shown(value)}")
+
+    if kinds == {"bool"}:
+        if not isinstance(value, bool):
+            raise bad("True or False")
+        return value
+    if kinds == {"number"}:
+        if all(isinstance(d, int) for d in present):
+            low = 1 if min(present) >= 1 else 0 if min(present) >= 0 else None
+            rule = {1: "an integer >= 1 (sizes are >= 1 unless the declared value is 0)",
+                    0: "an integer >= 0", None: "an integer"}[low]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise bad(rule)
+            if low is not None and value < low:
+                raise bad(rule)
+            return value
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise bad("a finite number")
+        if not math.isfinite(float(value)) and all(math.isfinite(float(d)) for d in present):
+            raise bad("a finite number")
+        return value
+    if kinds == {"str"}:
+        if not isinstance(value, str):
+            raise bad("a string")
+        if _is_group_key(key) and all(_group_name_problem(d) is None for d in present):
+            problem = _group_name_problem(value)
+            if problem:
+                raise ParameterError(f"{path} must be a group name: {problem}")
+        return value
+    if kinds == {"map"}:
+        if not isinstance(value, Mapping):
+            raise bad("a dict with keys " + ", ".join(map(str, present[0])))
+        keys = list(dict.fromkeys(k for d in present for k in d))
+        unknown = [k for k in value if k not in keys]
+        if unknown:
+            raise ParameterError(f"{path}: {unknown[0]!r} is not a key of it (keys: "
+                                 f"{', '.join(map(str, keys))})")
+        required = [k for k in keys if all(k in d for d in present)]
+        missing = [k for k in required if k not in value]
+        if missing:
+            raise ParameterError(f"{path} must give every key ({', '.join(map(str, keys))}); "
+                                 f"{missing[0]!r} is missing")
+        return {k: _conform(v, [d[k] for d in present if k in d], f"{path}.{k}", str(k))
+                for k, v in value.items()}
+    if kinds == {"seq"}:
+        kind = "a tuple" if isinstance(present[0], tuple) else "a list"
+        if not isinstance(value, (list, tuple)):
+            raise bad(f"{kind} (written ('a', 'b') or (1,); a single value is not split)")
+        elements = [e for d in present for e in d]
+        if len({_kind(e) for e in elements} - {"none"}) <= 1:  # items of one kind
+            if not value and all(present):
+                raise bad(f"a non-empty {kind[2:]}")
+            items = [_conform(v, elements, f"{path}[{i}]", key) if elements else v
+                     for i, v in enumerate(value)]
+        else:  # a record of positions, e.g. (group, levels)
+            length = len(present[0])
+            if any(len(d) != length for d in present):
+                _finite_everywhere(value, path)
+                return value
+            if len(value) != length:
+                raise bad(f"{kind} of {length} items")
+            items = [_conform(v, [d[i] for d in present], f"{path}[{i}]", key)
+                     for i, v in enumerate(value)]
+        return type(present[0])(items) if all(type(d) is type(present[0]) for d in present) \
+            else type(value)(items)
+    _finite_everywhere(value, path)  # mixed declarations: accept, but finite
+    return value
+
+
+def validate_overrides(claim: Claim, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``overrides`` checked against the parameters ``claim`` declares, before any work.
+
+    Each value must have the type and shape of the declared default (of either fidelity): an
+    integer stays an integer (>= 1 where every declared value is >= 1, >= 0 where one is 0),
+    a float is finite, a string stays a string, a tuple stays a tuple whose items have the
+    declared items' type (a string is not split into letters), a dict gives the declared
+    keys; group names (``group``, ``groups``, ``*_groups``) must parse. Raises
+    :class:`ParameterError` (a ``ValueError``) with one line naming the parameter; returns
+    the overrides (sequences in the declared container type)."""
+    if not overrides:
+        return {}
+    if not isinstance(overrides, Mapping):
+        raise ParameterError(f"overrides: {_shown(overrides)} is not a dict of parameters")
+    known = list(dict.fromkeys(k for f in FIDELITIES for k in claim.parameters[f]))
+    checked = {}
+    for name, value in overrides.items():
+        if name not in known:
+            raise ParameterError(f"{name!r} is not a parameter of {claim.id} (parameters: "
+                                 f"{', '.join(known) or 'none'})")
+        declared = [claim.parameters[f][name] for f in FIDELITIES if name in claim.parameters[f]]
+        checked[name] = _conform(value, declared, name, name)
+    return checked
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` when it is an integer in [0, 2**63); else ValueError naming ``seed``."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"seed: {seed!r} must be an integer in [0, 2**63)")
+    return seed
 
 
 def _execute(claim: Claim, run: Run) -> tuple[list[Evidence], Verdict | None, str]:
@@ -49,16 +229,26 @@ def run_claim(
     """Check ``claim`` and, unless ``control=False``, its negative control.
 
     The verdict is computed from the evidence. A check that raises gives ``error`` with the
-    traceback recorded; bad arguments (fidelity, dtype, device, seed) raise ``ValueError``.
+    traceback recorded; bad arguments (fidelity, dtype other than float64/float32, device,
+    a seed outside [0, 2**63), overrides that :func:`validate_overrides` refuses) raise
+    ``ValueError`` before any work.
     """
     if fidelity not in FIDELITIES:
         raise ValueError(f"fidelity: {fidelity!r} is not one of {', '.join(FIDELITIES)}")
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed: {seed!r} must be a non-negative integer")
+    check_seed(seed)
+    if isinstance(dtype, torch.dtype):
+        if dtype not in DTYPES.values():
+            raise ValueError(f"dtype: {dtype} is not one of torch.float64, torch.float32")
+        dt = dtype
+    else:
+        dt = parse_dtype(dtype)
+    try:
+        overrides = validate_overrides(claim, overrides)
+    except ParameterError as exc:
+        raise ParameterError(f"overrides: {exc}") from None
     dev = device if isinstance(device, torch.device) else resolve_device(device)
-    dt = dtype if isinstance(dtype, torch.dtype) else parse_dtype(dtype)
     verification_precision()
-    params = {**claim.parameters[fidelity], **(overrides or {})}
+    params = {**claim.parameters[fidelity], **overrides}
     assumptions = [AssumptionOutcome(a.name, a.description, bool(a.holds(params)), "parameters")
                    for a in claim.assumptions]
 

@@ -12,6 +12,7 @@ write at once (SQLite serialises the writers; readers never block).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -108,6 +109,15 @@ def _real(x: Any) -> float | None:
     return None if x is None or x == "nan" else float(x)
 
 
+class StoreError(ValueError):
+    """A store that cannot be read as one (a row that is not JSON): one line, naming it."""
+
+
+class StoreWriteError(OSError):
+    """A result that could not be written (disk full, read-only file): the original sqlite
+    error in one line; the rows stored before are intact (the transaction is rolled back)."""
+
+
 @dataclass(frozen=True)
 class StoredResult:
     """A result read back from the store: the record ``ClaimResult.as_record`` wrote."""
@@ -165,33 +175,55 @@ class ResultStore:
                       e["tolerance"], None if e.get("ok") is None else int(e["ok"]))
                      for i, e in enumerate(record.get("evidence", []))])
                 db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
+            except BaseException as exc:
+                # SQLite rolls a transaction back by itself on some errors (SQLITE_FULL,
+                # SQLITE_IOERR); a second ROLLBACK would then hide the real error behind
+                # "cannot rollback - no transaction is active".
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreWriteError(f"store: cannot write the result of {record['id']} "
+                                          f"to {self.path} ({exc})") from exc
                 raise
         return row
+
+    def _stored(self, row_id: int, record: Any, recorded: str, revision: str | None
+                ) -> StoredResult:
+        """A row read back; :class:`StoreError` naming the row when its record is not a
+        JSON object with an id and a verdict."""
+        try:
+            value = json.loads(record)
+        except (TypeError, ValueError):
+            raise StoreError(f"store: row {row_id} of {self.path} is not JSON") from None
+        if not (isinstance(value, dict) and isinstance(value.get("id"), str)
+                and isinstance(value.get("verdict"), str)):
+            raise StoreError(f"store: row {row_id} of {self.path} is not a claim result "
+                             f"(a JSON object with id and verdict)")
+        return StoredResult(value, recorded, revision)
 
     def latest(self, key: str) -> StoredResult | None:
         """The newest result stored under ``key``, if any."""
         with closing(self._connect()) as db:
-            row = db.execute("SELECT record, recorded, revision FROM results WHERE key = ? "
+            row = db.execute("SELECT id, record, recorded, revision FROM results WHERE key = ? "
                              "ORDER BY id DESC LIMIT 1", (key,)).fetchone()
-        return None if row is None else StoredResult(json.loads(row[0]), row[1], row[2])
+        return None if row is None else self._stored(*row)
 
     def history(self, claim_id: str) -> Iterator[StoredResult]:
         """Every stored result of ``claim_id``, oldest first."""
         with closing(self._connect()) as db:
-            rows = db.execute("SELECT record, recorded, revision FROM results "
+            rows = db.execute("SELECT id, record, recorded, revision FROM results "
                               "WHERE claim_id = ? ORDER BY id", (claim_id,)).fetchall()
-        for record, recorded, revision in rows:
-            yield StoredResult(json.loads(record), recorded, revision)
+        for row in rows:
+            yield self._stored(*row)
 
     def latest_per_claim(self) -> list[StoredResult]:
         """The newest stored result of every claim (for a report built from the store)."""
         with closing(self._connect()) as db:
-            rows = db.execute("SELECT record, recorded, revision FROM results WHERE id IN "
+            rows = db.execute("SELECT id, record, recorded, revision FROM results WHERE id IN "
                               "(SELECT MAX(id) FROM results GROUP BY claim_id) "
                               "ORDER BY claim_id").fetchall()
-        return [StoredResult(json.loads(r), t, v) for r, t, v in rows]
+        return [self._stored(*row) for row in rows]
 
     def integrity(self) -> str:
         """SQLite's own integrity check ('ok' when the file is sound)."""

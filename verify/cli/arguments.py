@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+
+#: The most torch threads --threads accepts: 4 x the machine's CPUs (more only wait on
+#: each other, and a typo such as 100000 would start that many).
+MAX_THREADS = 4 * (os.cpu_count() or 1)
 
 
 def positive_int(text: str) -> int:
@@ -12,4 +17,14 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def thread_count(text: str) -> int:
+    """An integer in [1, :data:`MAX_THREADS`] (torch intra-op threads)."""
+    value = positive_int(text)
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"{value} is more than {MAX_THREADS} (4 x the {os.cpu_count() or 1} CPUs "
+            f"of this machine)")
     return value

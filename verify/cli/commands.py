@@ -15,6 +15,7 @@ import inspect
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,12 +25,12 @@ from typing import TYPE_CHECKING, NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
-from verify.cli.arguments import positive_int
+from verify.cli.arguments import positive_int, thread_count
 from verify.metadata import git_revision, package_versions, run_metadata
 from verify.diagnosis import diagnose
 from verify.results import key_figure_text, merge_runs, run_record, write_json
-from verify.runner import DTYPES, run_claim
-from verify.store import result_key
+from verify.runner import DTYPES, ParameterError, run_claim, validate_overrides
+from verify.store import StoreError, StoreWriteError, result_key
 from verify.cli.sweep import add_sweep_parser, cmd_sweep
 
 if TYPE_CHECKING:
@@ -76,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p_check.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
     p_check.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
-    p_check.add_argument("--threads", type=positive_int, default=None, metavar="N",
-                         help="torch intra-op CPU threads (default: 1 at quick fidelity on "
+    p_check.add_argument("--threads", type=thread_count, default=None, metavar="N",
+                         help="torch intra-op CPU threads, at most 4 x the CPUs (default: 1 "
+                              "at quick fidelity on "
                               "the CPU, whose small tensors only wait on each other's threads; "
                               "torch's own choice otherwise)")
     p_check.add_argument("--jobs", type=positive_int, default=None, metavar="N",
@@ -138,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
     p_stress.add_argument("--seed", type=_seed, default=0,
                           help="seed of the search (and of runs when seeds are not drawn)")
-    p_stress.add_argument("--threads", type=positive_int, default=None, metavar="N")
+    p_stress.add_argument("--threads", type=thread_count, default=None, metavar="N",
+                          help="torch intra-op CPU threads, at most 4 x the CPUs")
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
                           help="where to write the report (default stress.json)")
     p_sweep = add_sweep_parser(sub)
@@ -151,23 +154,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Bare words read as the floats they name (so --set x=nan is refused as not finite).
+_FLOAT_WORDS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"),
+                "+inf": float("inf")}
+
+
 def _assignment(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name.isidentifier():
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    if value.strip().lower() in _FLOAT_WORDS:
+        return name, _FLOAT_WORDS[value.strip().lower()]
     try:
         return name, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return name, value  # a bare word such as Z4
 
 
 def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object]:
-    known = claim.parameters["quick"]
-    for name, _ in assignments:
-        if name not in known:
-            raise UsageError(f"--set: {name!r} is not a parameter of {claim.id} "
-                             f"(parameters: {', '.join(known)})")
-    return dict(assignments)
+    """The --set assignments for ``claim``, checked by :func:`validate_overrides` (the check
+    ``run_claim`` makes), so a bad value is refused before any claim runs."""
+    seen: dict[str, object] = {}
+    for name, value in assignments:
+        if name in seen:
+            raise UsageError(f"--set: {name} is given twice ({seen[name]!r} and {value!r}); "
+                             f"give each parameter once")
+        seen[name] = value
+    try:
+        return validate_overrides(claim, seen)
+    except ParameterError as exc:
+        raise UsageError(f"--set: {exc} ({claim.id})") from None
+
+
+def check_output_path(option: str, path: str | os.PathLike, *, directory: bool = False) -> None:
+    """Refuse, before any work, an output that could not be written at the end: ``path`` is a
+    directory (for a file) or a file (for a directory), or its nearest existing folder is not
+    a writable directory."""
+    target = os.path.abspath(os.fspath(path))
+    if directory:
+        if os.path.exists(target) and not os.path.isdir(target):
+            raise UsageError(f"{option}: {path} exists and is not a directory")
+        folder = target
+    else:
+        if os.path.isdir(target):
+            raise UsageError(f"{option}: {path} is a directory, not a file")
+        folder = os.path.dirname(target)
+    while not os.path.lexists(folder):  # the first folder that exists (the rest is created)
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option}: cannot write {path}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write {path}: {folder} is not writable")
 
 
 def torch_threads(threads: int | None, fidelity: str, device) -> int | None:
@@ -295,6 +332,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         claims = registry.select(args.patterns)
     except registry.UnknownClaim as exc:
         raise UsageError(exc.args[0]) from None
+    all_overrides = [_overrides(claim, args.assignments) for claim in claims]
+    check_output_path("--json", args.json_path)
+    if args.report:
+        check_output_path("--report", args.report, directory=True)
     from numerics.device import resolve_device
     try:
         device = resolve_device(args.device)
@@ -312,7 +353,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         records: list[dict | None] = [None] * len(claims)
         keys, pending = [], []
         for i, claim in enumerate(claims):
-            overrides = _overrides(claim, args.assignments)
+            overrides = all_overrides[i]
             key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
                              fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
                              device=device.type, versions=versions)
@@ -436,6 +477,8 @@ def _open_store(args: argparse.Namespace):
         return ResultStore(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    except (OSError, sqlite3.Error) as exc:
+        raise UsageError(f"store: cannot open {path} ({exc})") from None
 
 
 @contextlib.contextmanager
@@ -487,20 +530,72 @@ def _cmd_report(args: argparse.Namespace) -> int:
                   "summary": dict(counts), "claims": claims}
     else:
         try:
-            record = json.loads(open(args.from_path, encoding="utf-8").read())
+            with open(args.from_path, encoding="utf-8") as fh:
+                record = json.load(fh)
+        except IsADirectoryError:
+            raise UsageError(f"--from: {args.from_path} is a directory, not a results "
+                             f"file") from None
         except OSError as exc:
             raise UsageError(f"--from: cannot read {args.from_path} ({exc.strerror})") from None
         except json.JSONDecodeError as exc:
-            raise UsageError(f"--from: {args.from_path} is not JSON ({exc})") from None
-        if not isinstance(record, dict) or record.get("schema_version") != 1:
-            raise UsageError(f"--from: {args.from_path} is not a results file "
-                             f"(schema_version 1)")
+            raise UsageError(f"--from: {args.from_path} is not a results file (not JSON: "
+                             f"{exc})") from None
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise UsageError(f"--from: {args.from_path} is not a results file (not UTF-8 "
+                             f"JSON: {type(exc).__name__})") from None
+        problem = results_problem(record)
+        if problem:
+            raise UsageError(f"--from: {args.from_path} is not a results file ({problem})")
+    check_output_path("--out", args.out, directory=True)
     try:
         record = select_claims(record, args.claims)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(_write_report(record, args.out))
+    if args.from_store:
+        print(_write_report(record, args.out))
+        return EXIT_OK
+    try:
+        index = _write_report(record, args.out)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:  # a shape not checked
+        raise UsageError(f"--from: {args.from_path} is not a results file (rendering it "
+                         f"failed: {type(exc).__name__}: {exc})") from None
+    print(index)
     return EXIT_OK
+
+
+#: Keys every claim of a results file has (schema_version 1; ``diagnosis`` may be absent).
+RESULT_CLAIM_KEYS = ("id", "title", "statement", "verdict", "reason", "parameters",
+                     "assumptions", "evidence")
+
+
+def results_problem(record: object) -> str | None:
+    """Why ``record`` is not a results file of schema_version 1 (None when it is one)."""
+    from verify.verdict import Verdict
+
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    if record.get("schema_version") != 1:
+        return "no schema_version 1"
+    claims = record.get("claims")
+    if not isinstance(claims, list):
+        return "no claims list"
+    verdicts = [v.value for v in Verdict]
+    for n, claim in enumerate(claims):
+        if not isinstance(claim, dict):
+            return f"claims[{n}] is not an object"
+        missing = [k for k in RESULT_CLAIM_KEYS if k not in claim]
+        name = (f"claim {claim['id']!r}" if isinstance(claim.get("id"), str)
+                else f"claims[{n}]")
+        if missing:
+            return f"{name} lacks {', '.join(missing)}"
+        if claim["verdict"] not in verdicts:
+            return f"{name}: verdict {claim['verdict']!r} is not one of {', '.join(verdicts)}"
+        for key, kind in (("evidence", list), ("assumptions", list), ("parameters", dict)):
+            if not isinstance(claim[key], kind):
+                return f"{name}: {key} is not a {kind.__name__}"
+        if not all(isinstance(e, dict) for e in claim["evidence"] + claim["assumptions"]):
+            return f"{name}: an evidence or assumption item is not an object"
+    return None
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
@@ -536,6 +631,7 @@ def _cmd_stress(args: argparse.Namespace) -> int:
         device = resolve_device(args.device)
     except (registry.UnknownClaim, ValueError) as exc:
         raise UsageError(exc.args[0]) from None
+    check_output_path("--json", args.json_path)
     _set_threads(args.threads, args.fidelity, device)
     report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
                     fidelity=args.fidelity, dtype=args.dtype, device=str(device),
@@ -583,9 +679,12 @@ def main(argv: list[str] | None = None) -> int:
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
                 "stress": _cmd_stress, "history": _cmd_history,
                 "report": _cmd_report, "sweep": cmd_sweep}[args.command](args)
-    except UsageError as exc:
+    except (UsageError, StoreError) as exc:  # StoreError: a store row that is not a result
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreWriteError as exc:  # the disk, not the input: the original sqlite error
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

@@ -43,6 +43,20 @@ def _factor(spec: str) -> FiniteGroup:
     return {"Z": cyclic, "D": dihedral, "S": symmetric, "A": alternating}[family](n)
 
 
+def check_group_name(spec: str) -> None:
+    """Raise the ValueError :func:`build_group` would for a malformed name, without building
+    the group (so ``--set`` is checked before any work; ``S10`` is not built to be checked)."""
+    if not isinstance(spec, str):
+        raise ValueError(f"group: {spec!r} is not a string")
+    for part in spec.split("x"):
+        m = _FACTOR.match(part)
+        if not m:
+            raise ValueError(f"group: {spec!r} is not one of Z<n>, D<n>, S<n>, A<n>, Q8 "
+                             f"(or a product such as Z3xZ3)")
+        if m.group(2) is not None and int(m.group(2)) < 1:
+            raise ValueError(f"group: {spec!r}: the order in {part!r} must be >= 1")
+
+
 def build_group(spec: str) -> FiniteGroup:
     """The group named ``spec``: ``Z7``, ``D4``, ``S3``, ``A4``, ``Q8`` or a direct product
     such as ``Z3xZ3`` (factors joined by ``x``).
