@@ -67,11 +67,9 @@ def _is_group_key(key: str) -> bool:
 
 
 def _group_name_problem(text: str) -> str | None:
-    """Why ``text`` is not a group name (None when it is one); the li2 claims' parser."""
-    try:
-        from verify.claims.li2._groups import check_group_name
-    except ImportError:  # pragma: no cover - the li2 claims not installed
-        return None
+    """Why ``text`` is not a group name (None when it is one): :mod:`theory.groups.names`."""
+    from theory.groups import check_group_name
+
     try:
         check_group_name(text)
     except ValueError as exc:
@@ -154,8 +152,7 @@ def _conform(value: Any, declared: Sequence[Any], path: str, key: str) -> Any:
             raise bad(f"{kind} (written ('a', 'b') or (1,); a single value is not split)")
         elements = [e for d in present for e in d]
         if len({_kind(e) for e in elements} - {"none"}) <= 1:  # items of one kind
-            if not value and all(present):
-                raise bad(f"a non-empty {kind[2:]}")
+            # an empty sequence is allowed: it turns that part of a check off (tests do)
             items = [_conform(v, elements, f"{path}[{i}]", key) if elements else v
                      for i, v in enumerate(value)]
         else:  # a record of positions, e.g. (group, levels)

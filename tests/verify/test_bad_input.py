@@ -52,7 +52,6 @@ CLI_CASES = [
     (["check", "li2.eq2", "--set", "n=3", "--set", "n=4"], "n is given twice"),
     (["check", "li2.cor1", "--set", "groups=('Z999x',)"], "groups[0] must be a group name"),
     (["check", "li2.cor1", "--set", "groups=XYZ"], "groups must be a tuple"),
-    (["check", "li2.cor1", "--set", "groups=()"], "groups must be a non-empty tuple"),
     (["check", "li2.cor1", "--set", "groups=(4,)"], "groups[0] must be a string"),
     (["check", "li2.cor1", "--set", "groups=('Z0',)"], "groups[0] must be a group name"),
     (["check", "li2.eq2", "--threads", "100000"], "--threads"),

@@ -20,9 +20,11 @@ from theory.groups.constructors import (
     quaternion,
     symmetric,
 )
+from theory.groups.names import check_group_name, group_from_name
 from theory.groups.subgroups import Subgroup, subgroup_classes
 
 __all__ = [
-    "MAX_ORDER", "FiniteGroup", "Subgroup", "alternating", "cyclic", "dihedral",
-    "direct_product", "from_cayley_table", "quaternion", "subgroup_classes", "symmetric",
+    "MAX_ORDER", "FiniteGroup", "Subgroup", "alternating", "check_group_name", "cyclic",
+    "dihedral", "direct_product", "from_cayley_table", "group_from_name", "quaternion",
+    "subgroup_classes", "symmetric",
 ]

@@ -6,20 +6,10 @@ route that uses them inherits no error from a float eigendecomposition.
 """
 from __future__ import annotations
 
-import re
-
 import torch
 
 from numerics.li2.target_reconstruction import complex_dtype
-from theory.groups import (
-    FiniteGroup,
-    alternating,
-    cyclic,
-    dihedral,
-    direct_product,
-    quaternion,
-    symmetric,
-)
+from theory.groups import FiniteGroup, group_from_name
 from theory.groups.irreps import projector_coefficients
 from verify import Choice
 
@@ -29,43 +19,8 @@ SMALL_GROUPS = ("Z3", "Z4", "Z2xZ2", "Z5", "Z6", "S3", "Z7", "Z8", "D4", "Q8", "
 #: A stress dimension over claims' ``groups`` parameter: one small group per run.
 ONE_SMALL_GROUP = Choice(tuple((g,) for g in SMALL_GROUPS))
 
-_FACTOR = re.compile(r"^(Z|D|S|A)(\d+)$|^Q8$")
-
-
-def _factor(spec: str) -> FiniteGroup:
-    m = _FACTOR.match(spec)
-    if not m:
-        raise ValueError(f"group: {spec!r} is not one of Z<n>, D<n>, S<n>, A<n>, Q8 "
-                         f"(or a product such as Z3xZ3)")
-    if spec == "Q8":
-        return quaternion()
-    family, n = m.group(1), int(m.group(2))
-    return {"Z": cyclic, "D": dihedral, "S": symmetric, "A": alternating}[family](n)
-
-
-def check_group_name(spec: str) -> None:
-    """Raise the ValueError :func:`build_group` would for a malformed name, without building
-    the group (so ``--set`` is checked before any work; ``S10`` is not built to be checked)."""
-    if not isinstance(spec, str):
-        raise ValueError(f"group: {spec!r} is not a string")
-    for part in spec.split("x"):
-        m = _FACTOR.match(part)
-        if not m:
-            raise ValueError(f"group: {spec!r} is not one of Z<n>, D<n>, S<n>, A<n>, Q8 "
-                             f"(or a product such as Z3xZ3)")
-        if m.group(2) is not None and int(m.group(2)) < 1:
-            raise ValueError(f"group: {spec!r}: the order in {part!r} must be >= 1")
-
-
-def build_group(spec: str) -> FiniteGroup:
-    """The group named ``spec``: ``Z7``, ``D4``, ``S3``, ``A4``, ``Q8`` or a direct product
-    such as ``Z3xZ3`` (factors joined by ``x``).
-
-    >>> build_group("Z3xZ3").order, build_group("D4").is_abelian
-    (9, False)
-    """
-    parts = spec.split("x")
-    return _factor(parts[0]) if len(parts) == 1 else direct_product(*map(_factor, parts))
+#: The group named ``spec`` (``Z7``, ``D4``, ``Z3xZ3``, ``Q8``): claims name groups this way.
+build_group = group_from_name
 
 
 def _coefficient_index(G: FiniteGroup) -> torch.Tensor:
