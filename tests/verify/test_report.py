@@ -2,6 +2,7 @@
 script and no network reference; the CLI paths that write it."""
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -13,7 +14,7 @@ from verify.report import mathml as html_module
 from verify.report.mathml import NOT_CORE, from_latex, from_sympy, prose, styled, to_core
 from verify.registry import get
 from verify.report.files import select_claims, write_report
-from verify.report.html import render_html
+from verify.report.html import RenderError, _step_math, is_large, matrix_shape, render_html
 from verify.report.markdown import render_markdown
 from verify.results import run_record
 from verify.runner import run_claim
@@ -120,3 +121,109 @@ def test_jupyter_representations(record):
     assert "<math" in claim._repr_html_() and claim._repr_latex_().startswith("$$")
     result = run_claim(claim, control=False)
     assert "<section" in result._repr_html_()
+
+
+# --- readability (issue 18) -----------------------------------------------------------------
+
+def _claim_with(record, **changes):
+    """The record's first claim (li2.eq2) with fields replaced."""
+    claim = {**record["claims"][0], **changes}
+    return {**record, "claims": [claim]}
+
+
+def _evidence(**fields):
+    item = {"route": "symbolic", "quantity": "E at the maxima", "stated": None,
+            "derived": None, "measured": None, "metric": "exact", "discrepancy": 0.0,
+            "tolerance": 0.0, "tolerance_why": "exact identity", "finite": True, "ok": True,
+            "note": "a note", "parameters": {}}
+    return {**item, **fields}
+
+
+def test_a_rendering_failure_names_the_claim_and_the_step(record):
+    bad = _claim_with(record, derivations=[{"title": "the derivation", "steps": [
+        {"text": "fine", "latex": "x", "mathml": None},
+        {"text": "broken", "latex": 5, "mathml": None}]}])  # LaTeX that is not text
+    for render in (render_html, render_markdown):
+        with pytest.raises(RenderError, match=r"claim li2\.eq2.*'the derivation', step 2"):
+            render(bad)
+
+
+def test_derivations_fold_after_the_evidence(record):
+    page = render_html(record)
+    section = page[page.index("<section id='li2.eq2'>"):page.index("</section>")]
+    assert section.index("<h3>Evidence</h3>") < section.index("<h3>Derivation")
+    n = len(record["claims"][0]["derivations"][0]["steps"])
+    title = record["claims"][0]["derivations"][0]["title"]
+    assert f"<details class=derivation><summary><b>{html.escape(title)}</b> " in section
+    assert f"<span class=meta>({n} steps)</span></summary>" in section
+    assert "<details open" not in section
+    text, _ = render_markdown(record)
+    assert text.index("| route | quantity") < text.index("<summary>Derivation:")
+
+
+def test_a_large_matrix_in_a_step_is_its_latex_in_a_scrolling_box():
+    import sympy as sp
+
+    big = sp.latex(sp.Matrix(16, 16, lambda i, j: i * j))
+    assert matrix_shape(big) == (16, 16) and is_large(big) and not is_large(sp.latex(sp.eye(3)))
+    shown = _step_math({"text": "A_0 =", "latex": big, "mathml": "<mi>unused</mi>"})
+    assert "<math" not in shown and "<pre class=latex>" in shown and "16x16" in shown
+    assert "pre.latex{max-height" in render_html({"claims": []})
+
+
+def test_exact_values_are_typeset_and_large_arrays_summarised(record):
+    import sympy as sp
+
+    zeros = sp.latex(sp.zeros(16, 16))
+    evidence = [
+        _evidence(stated={"latex": r"\frac{3}{16}", "sympy": "3/16"},
+                  derived={"latex": r"\frac{3}{4}", "sympy": "3/4"}, discrepancy=0.5625,
+                  ok=False),
+        _evidence(stated={"latex": zeros, "sympy": "zeros(16)"},
+                  derived={"latex": sp.latex(sp.Matrix(12, 1, range(12))), "sympy": "M"}),
+        _evidence(route="numeric", metric="relative", stated=[0.0625] * 3,
+                  measured=[0.25 + i / 100 for i in range(40)], discrepancy=0.75,
+                  tolerance=5.275510662163497e-14, ok=False,
+                  tolerance_why="rounding " + "a long explanation " * 20),
+        _evidence(route="numeric", measured={"shape": [115, 4], "max_abs": 2.0196877906934336,
+                                             "fro": 13.2}, discrepancy=1e-5, tolerance=4.5e-5),
+    ]
+    page = render_html(_claim_with(record, evidence=evidence))
+    table = page[page.index("<table class=evidence>"):]
+    table = table[:table.index("</table>")]
+    assert "{&#x27;latex" not in table and "sympy" not in table
+    assert table.count("<mfrac>") >= 2  # 3/16 and 3/4 typeset
+    assert "16x16 matrix, every entry " in table and "12x1 matrix, entries " in table
+    assert "40 values in [0.25, 0.64]: 0.25, 0.26, 0.27, ..." in table
+    assert "[0.0625, 0.0625, 0.0625]" in table
+    assert "array 115x4, max |x| 2.01969, Frobenius norm 13.2" in table
+    assert "5.3e-14" in table and "7.5e-01" in table  # verify.results.compared_texts' digits
+    assert "4.5e-05" in table and "1.0e-05" in table
+    assert "0 (exact)" in table
+    assert "<tr class=why><td></td><td colspan=7><b>tolerance:</b> rounding a long" in table
+    text, _ = render_markdown(_claim_with(record, evidence=evidence))
+    assert r"$\frac{3}{16}$" in text and "16x16 matrix, every entry $0$" in text
+    assert "{'latex'" not in text
+
+
+def test_prose_keeps_words_and_comparisons_as_text():
+    for words in ("lr_scale", "<=", "!=", "sum_m", "col", "Yt", "x_i", "p_l>0,",
+                  "rows of G outside col(F) vanish", "E*/M at the maxima"):
+        assert "<math" not in prose(words), words
+    assert prose("lr_scale <= 2 != 3") == "lr_scale &lt;= 2 != 3"
+    shown = prose(r"the sum \sum_m q_m over W_{1} and x^{2}, with lr_scale fixed")
+    assert shown.count("<math") == 3 and "lr_scale fixed" in shown
+    assert shown.startswith("the sum <math")
+    assert prose(r"a free n\times K matrix").count("<math") == 1  # K joins n\times
+    assert prose(r"\alpha = \beta^{2} here").count("<math") == 1  # = between formulas
+
+
+def test_step_texts_and_titles_are_escaped_text_never_math(record):
+    text = "A_m = Hessian of q_m (sympy), so q_m <= w^T A_m w; sum_m != col(Yt) \\sigma"
+    claim = _claim_with(record, title="E(w) with lr_scale <= 1",
+                        derivations=[{"title": "grad E = sum_m q_m A_m w", "steps": [
+                            {"text": text, "latex": "x^{2}", "mathml": None}]}])
+    page = render_html(claim)
+    assert f"<li>{html.escape(text)}<math" in page
+    assert "grad E = sum_m q_m A_m w</b>" in page
+    assert "E(w) with lr_scale &lt;= 1" in page

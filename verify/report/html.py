@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import json
+import math
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,7 +19,7 @@ from verify.report.mathml import core_or_source, from_latex, prose
 from verify.report.svg_plots import evidence_chart, figure_chart
 
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:72rem;margin:2rem auto;
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;
 padding:0 1rem;color:#1d1d1f;line-height:1.45}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2.5rem;border-bottom:1px solid #ddd}
 h3{font-size:1rem;margin-bottom:.3rem}
@@ -32,8 +34,24 @@ th{background:#f4f4f6}.num{text-align:right;font-variant-numeric:tabular-nums}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}
 pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}
 .steps li{margin:.4rem 0}.meta{color:#555;font-size:.85rem}
+pre.latex{max-height:12rem;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;
+margin:.3rem 0}
+details.derivation{margin:.3rem 0;padding:.2rem .6rem;border:1px solid #e2e2ea;
+border-radius:.3rem}details.derivation>summary{cursor:pointer}
+table.evidence{width:100%;table-layout:fixed}
+table.evidence td{overflow-wrap:break-word}
+table.evidence td.q{overflow-wrap:anywhere}
+col.c-route{width:7%}col.c-q{width:25%}col.c-v{width:14.5%}col.c-n{width:8%}col.c-ok{width:5%}
+table.evidence th{overflow-wrap:normal;font-size:.82rem}
+table.evidence tbody.item{border-top:2px solid #c8c8d0}
+tr.why td{border-top:none;color:#555;font-size:.8rem;padding-top:0}
+tr.why td:first-child{border-right:none}
+.cellmath{overflow-x:auto;overflow-y:hidden;max-width:100%;padding:.25rem 0}
+.cellmath math{font-size:1.05em;math-style:normal}
+td details summary{font-size:.75rem;color:#555;cursor:pointer}
 figure{margin:.8rem 0}svg{max-width:100%;height:auto}
-math[display=block]{overflow-x:auto;max-width:100%;padding:.2rem 0}
+math{font-family:"STIX Two Math","Latin Modern Math","Cambria Math","DejaVu Math TeX Gyre",math}
+math[display=block]{overflow-x:auto;overflow-y:hidden;max-width:100%;padding:.4rem 0}
 """
 
 
@@ -45,77 +63,228 @@ def _verdict(v: str) -> str:
     return f'<span class="v v-{_e(v)}">{_e(v)}</span>'
 
 
+class RenderError(RuntimeError):
+    """A part of the report that failed to render, named: the claim, the derivation and the
+    step (the original exception is its ``__cause__``)."""
+
+
+#: A matrix with more rows or columns than this is shown as its LaTeX in a scrolling box (in
+#: a derivation step) or by its shape and a few entries (in the evidence table).
+MATRIX_MAX = 8
+_ENV = re.compile(r"\\begin\{(matrix|array|pmatrix|bmatrix|smallmatrix)\}(\{[^{}]*\})?(.*?)"
+                  r"\\end\{\1\}", re.S)
+
+
+def matrices(latex: str) -> list[list[list[str]]]:
+    r"""The matrices in ``latex`` (sympy's ``\begin{matrix}``/``\begin{array}``), each as rows
+    of entry sources; nested matrices are not split.
+
+    >>> matrices(r"\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]")
+    [[['1', '0'], ['0', '1']]]
+    """
+    return [[[cell.strip() for cell in row.split("&")] for row in m.group(3).split(r"\\")
+             if row.strip()] for m in _ENV.finditer(latex)]
+
+
+def matrix_shape(latex: str) -> tuple[int, int]:
+    """The largest row and column count of the matrices in ``latex`` ((0, 0) when none)."""
+    found = matrices(latex)
+    return (max((len(m) for m in found), default=0),
+            max((len(r) for m in found for r in m), default=0))
+
+
+def is_large(latex: str) -> bool:
+    return max(matrix_shape(latex)) > MATRIX_MAX
+
+
+def _number_text(x: Any) -> str:
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def _flatten(value: Any) -> tuple[list[int], list[Any]]:
+    shape: list[int] = []
+    level: Any = value
+    while isinstance(level, Sequence) and not isinstance(level, str):
+        shape.append(len(level))
+        if not level:
+            break
+        level = level[0]
+    flat: list[Any] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, Sequence) and not isinstance(v, str):
+            for item in v:
+                walk(item)
+        else:
+            flat.append(v)
+    walk(value)
+    return shape, flat
+
+
+#: Lists with at most this many entries are shown whole.
+LIST_WHOLE = 6
+
+
 def short(value: Any, limit: int = 80) -> str:
-    """A compact text for a stated/derived/measured value (arrays by shape and head)."""
+    """A value as a person reads it: numbers to 6 significant digits, short lists whole,
+    longer ones (and arrays) by their shape, range and first entries, recorded summaries
+    (``shape``/``max_abs``/``fro``, fits with an interval, ...) as labelled numbers.
+
+    >>> short([0.5, 0.25])
+    '[0.5, 0.25]'
+    >>> short(list(range(10)))
+    '10 values in [0, 9]: 0, 1, 2, ...'
+    >>> short({"shape": [115, 4], "max_abs": 2.0, "fro": 13.5})
+    'array 115x4, max |x| 2, Frobenius norm 13.5'
+    """
     if value is None:
         return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
+    if isinstance(value, Mapping):
+        if "latex" in value:
+            return str(value.get("sympy") or value["latex"])
+        if "shape" in value:
+            dims = "x".join(map(str, value["shape"])) or "scalar"
+            rest = [f"max |x| {_number_text(value['max_abs'])}" if "max_abs" in value else "",
+                    f"Frobenius norm {_number_text(value['fro'])}" if "fro" in value else ""]
+            rest += [f"{k} {short(v, 40)}" for k, v in value.items()
+                     if k not in ("shape", "max_abs", "fro")]
+            return ", ".join([f"array {dims}", *filter(None, rest)])
+        return "; ".join(f"{k} {short(v, 60)}" for k, v in value.items())
+    if isinstance(value, (float, bool)):
+        return _number_text(value)
     if isinstance(value, Sequence) and not isinstance(value, str):
-        flat: list[Any] = []
-        shape: list[int] = []
-        level: Any = value
-        while isinstance(level, Sequence) and not isinstance(level, str):
-            shape.append(len(level))
-            if not level:
-                break
-            level = level[0]
-
-        def walk(v: Any) -> None:
-            if isinstance(v, Sequence) and not isinstance(v, str):
-                for item in v:
-                    if len(flat) >= 4:
-                        return
-                    walk(item)
-            else:
-                flat.append(v)
-        walk(value)
-        head = ", ".join(short(v, 16) for v in flat[:4])
+        shape, flat = _flatten(value)
+        if len(flat) <= LIST_WHOLE:  # small: whole, nested as recorded ([[1, -1], [1, -1]])
+            if all(not isinstance(v, Sequence) or isinstance(v, str) for v in value):
+                return "[" + ", ".join(short(v, 16) for v in value) + "]"
+            return "[" + ", ".join(short(v, 40) for v in value) + "]"
+        numbers = [v for v in flat if isinstance(v, (int, float)) and not isinstance(v, bool)]
         dims = "x".join(map(str, shape))
-        return f"[{dims}] {head}{', ...' if len(flat) >= 4 else ''}"
+        head = ", ".join(short(v, 16) for v in flat[:3]) + (", ..." if len(flat) > 3 else "")
+        what = f"{len(flat)} values" if len(shape) == 1 else f"array {dims}"
+        if numbers and len(numbers) == len(flat):
+            return (f"{what} in [{_number_text(min(numbers))}, {_number_text(max(numbers))}]: "
+                    f"{head}")
+        return f"{what}: {head}"
     text = str(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _discrepancy(e: Mapping[str, Any]) -> str:
-    d = e.get("discrepancy")
+def exact_parts(value: Any) -> tuple[str, str] | None:
+    """For an exact value (``{"latex": ...}``): (LaTeX to typeset, text before it); a matrix
+    larger than :data:`MATRIX_MAX` gives its shape and a few entries instead of all of them.
+    None for other values."""
+    if not (isinstance(value, Mapping) and isinstance(value.get("latex"), str)):
+        return None
+    latex = value["latex"]
+    found = matrices(latex)
+    if len(found) == 1 and is_large(latex):
+        rows = found[0]
+        entries = [e for r in rows for e in r]
+        label = f"{len(rows)}x{max(len(r) for r in rows)} matrix, "
+        if len(set(entries)) == 1:
+            return entries[0], label + "every entry "
+        return ", ".join(entries[:4]) + r", \dots", label + "entries "
+    return latex, ""
+
+
+def value_cell(value: Any) -> str:
+    """HTML for a stated/derived/measured value: exact values typeset, others summarised."""
+    exact = exact_parts(value)
+    if exact is None:
+        return _e(short(value))
+    latex, label = exact
+    source = (f"<details><summary>LaTeX</summary><pre class=latex>{_e(value['latex'])}</pre>"
+              "</details>" if label else "")
+    return f"<div class=cellmath>{_e(label)}{from_latex(latex)}</div>{source}"
+
+
+def compared(e: Mapping[str, Any]) -> tuple[str, str]:
+    """The discrepancy and tolerance of an evidence item as printed: with the digits that
+    keep their comparison as it is (:func:`verify.results.compared_texts`)."""
+    from verify.results import compared_texts
+
+    tol, d = e["tolerance"], e.get("discrepancy")
+    tol_f = float(tol) if isinstance(tol, (int, float)) else None
     if not e.get("finite", True):
-        return "non-finite"
-    if d is None:
-        return "undecided"
-    return f"{d:.2e}" if isinstance(d, (int, float)) else _e(d)
+        d_text = "non-finite"
+    elif d is None:
+        d_text = "undecided"
+    elif isinstance(d, (int, float)) and not isinstance(d, bool) and tol_f is not None \
+            and math.isfinite(d) and math.isfinite(tol_f):
+        d_text, t_text = compared_texts(float(d), tol_f)
+        return d_text, ("0 (exact)" if tol_f == 0 else t_text)
+    else:
+        d_text = str(d)
+    if tol_f is None:
+        return d_text, str(tol)
+    return d_text, ("0 (exact)" if tol_f == 0 else f"{tol_f:.2e}")
+
+
+def _discrepancy(e: Mapping[str, Any]) -> str:
+    return compared(e)[0]
 
 
 def evidence_table(evidence: Sequence[Mapping[str, Any]]) -> str:
+    """One row per compared item, and under it a line with why its tolerance is what it is
+    (and the item's note): the table fits a 1400 px window, long texts wrap."""
     rows = []
     for e in evidence:
         ok = e.get("ok")
         mark = {True: "yes", False: "NO", None: "-"}[ok]
+        d_text, t_text = compared(e)
+        why = e.get("tolerance_why", "")
+        note = e.get("note")
+        second = (f"<b>tolerance:</b> {_e(why)}" if why else "") + (
+            f"{' &middot; ' if why else ''}<b>note:</b> {_e(note)}" if note else "")
         rows.append(
-            f"<tr><td>{_e(e['route'])}</td><td>{_e(e['quantity'])}</td>"
-            f"<td>{_e(short(e.get('stated')))}</td><td>{_e(short(e.get('derived')))}</td>"
-            f"<td>{_e(short(e.get('measured')))}</td><td class=num>{_discrepancy(e)}</td>"
-            f"<td class=num>{e['tolerance']:.1e}</td><td class='ok-{str(ok).lower()}'>{mark}"
-            f"</td><td>{_e(e.get('tolerance_why', ''))}</td></tr>")
-    return ("<table><tr><th>route</th><th>quantity</th><th>stated</th><th>derived</th>"
-            "<th>measured</th><th>discrepancy</th><th>tolerance</th><th>within</th>"
-            "<th>why this tolerance</th></tr>" + "".join(rows) + "</table>")
+            f"<tbody class=item><tr><td>{_e(e['route'])}</td><td class=q>{_e(e['quantity'])}"
+            f"</td><td>{value_cell(e.get('stated'))}</td><td>{value_cell(e.get('derived'))}"
+            f"</td><td>{value_cell(e.get('measured'))}</td><td class=num>{_e(d_text)}</td>"
+            f"<td class=num>{_e(t_text)}</td><td class='ok-{str(ok).lower()}'>{mark}</td></tr>"
+            + (f"<tr class=why><td></td><td colspan=7>{second}</td></tr>" if second else "")
+            + "</tbody>")
+    return ("<table class=evidence><colgroup><col class=c-route><col class=c-q><col class=c-v>"
+            "<col class=c-v><col class=c-v><col class=c-n><col class=c-n><col class=c-ok>"
+            "</colgroup><thead><tr><th>route</th><th>quantity</th><th>stated</th>"
+            "<th>derived</th><th>measured</th><th>discrepancy</th><th>tolerance</th>"
+            "<th>within</th></tr></thead>" + "".join(rows) + "</table>")
 
 
 def _step_math(step: Mapping[str, Any]) -> str:
+    latex = step.get("latex") or ""
+    if latex and is_large(latex):
+        rows, cols = matrix_shape(latex)
+        return (f"<div class=big><div class=meta>a {rows}x{cols} matrix, shown as its LaTeX"
+                f"</div><pre class=latex>{_e(latex)}</pre></div>")
     if step.get("mathml"):
-        return core_or_source(step["mathml"], step.get("latex") or "", display=True)
-    if step.get("latex"):
-        return from_latex(step["latex"], display=True)
+        return core_or_source(step["mathml"], latex, display=True)
+    if latex:
+        return from_latex(latex, display=True)
     return ""
 
 
+def derivation(d: Mapping[str, Any]) -> str:
+    """A derivation folded: a ``<details>`` whose summary is its title and step count."""
+    steps = []
+    for i, s in enumerate(d["steps"], 1):
+        try:
+            steps.append(f"<li>{_e(s['text'])}{_step_math(s)}</li>")
+        except Exception as exc:  # noqa: BLE001 - named and re-raised
+            raise RenderError(f"derivation {d.get('title')!r}, step {i} "
+                              f"({str(s.get('text', ''))[:60]!r}): {exc!r}") from exc
+    n = len(d["steps"])
+    return (f"<details class=derivation><summary><b>{_e(d['title'])}</b> "
+            f"<span class=meta>({n} step{'s' if n != 1 else ''})</span></summary>"
+            f"<ol class=steps>{''.join(steps)}</ol></details>")
+
+
 def derivations(records: Sequence[Mapping[str, Any]]) -> str:
-    parts = []
-    for d in records:
-        steps = "".join(f"<li>{prose(s['text'])}{_step_math(s)}</li>" for s in d["steps"])
-        parts.append(f"<h4>{_e(d['title'])}</h4><ol class=steps>{steps}</ol>")
-    return "".join(parts)
+    return "".join(derivation(d) for d in records)
 
 
 def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
@@ -125,7 +294,8 @@ def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
     if chart:
         out.append(f"<figure role=img aria-label='evidence of {_e(claim_id)}'>{chart}"
                    "<figcaption>Each compared quantity: discrepancy in units of its "
-                   "tolerance.</figcaption></figure>")
+                   "tolerance (the dashed line is the tolerance; exact agreement is drawn at "
+                   "the left edge).</figcaption></figure>")
     rest = {}
     for name, value in figs.items():
         svg = figure_chart(name, value)
@@ -149,8 +319,17 @@ def reproduce_command(c: Mapping[str, Any]) -> str:
 
 
 def claim_section(c: Mapping[str, Any]) -> str:
-    """One claim's section: statement, reading, assumptions, derivations, evidence, plots,
-    negative control and the command that reproduces it."""
+    """One claim's section: statement, reading, assumptions, evidence, plots, derivations
+    (folded), negative control and the command that reproduces it. A failure to render
+    raises :class:`RenderError` naming the claim (and the derivation step)."""
+    try:
+        return _claim_section(c)
+    except Exception as exc:  # noqa: BLE001 - named and re-raised
+        raise RenderError(f"rendering claim {c.get('id', '?')}: "
+                          f"{exc if isinstance(exc, RenderError) else repr(exc)}") from exc
+
+
+def _claim_section(c: Mapping[str, Any]) -> str:
     assumptions = "".join(
         f"<tr><td>{_e(a['name'])}</td><td>{prose(a.get('description', ''))}</td>"
         f"<td class='ok-{str(a['holds']).lower()}'>{'holds' if a['holds'] else 'FAILS'}"
@@ -178,10 +357,10 @@ def claim_section(c: Mapping[str, Any]) -> str:
         + (f"<h3>Assumptions</h3><table><tr><th>assumption</th><th>meaning</th>"
            f"<th>this run</th><th>evaluated on</th></tr>{assumptions}</table>"
            if assumptions else "")
-        + (f"<h3>Derivation</h3>{derivations(c['derivations'])}" if c.get("derivations")
-           else "")
         + f"<h3>Evidence</h3>{evidence_table(c.get('evidence', []))}"
         + figures(c["id"], c.get("evidence", []), c.get("figures", {}))
+        + (f"<h3>Derivation{'s' if len(c['derivations']) > 1 else ''}</h3>"
+           f"{derivations(c['derivations'])}" if c.get("derivations") else "")
         + control_html
         + (f"<details><summary>error</summary><pre>{_e(c['error'])}</pre></details>"
            if c.get("error") else "")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verify.report.html import _discrepancy, diagnosis, reproduce_command, short
+from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
+                                 reproduce_command, short)
 from verify.report.svg_plots import evidence_chart, figure_chart
 
 
@@ -26,20 +27,14 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
                 f"{'holds' if a['holds'] else 'FAILS'}{' (probe)' if a.get('probe') else ''} | "
                 f"{a.get('source', '')} |" for a in c["assumptions"]]
         out.append("")
-    for d in c.get("derivations", []):
-        out += [f"**Derivation: {d['title']}**", ""]
-        for i, s in enumerate(d["steps"], 1):
-            out.append(f"{i}. {s['text']}" + (f"\n\n   $$ {s['latex']} $$" if s.get("latex")
-                                                else ""))
-        out.append("")
     out += ["| route | quantity | stated | derived | measured | discrepancy | tolerance | "
             "within | why |", "|---|---|---|---|---|---|---|---|---|"]
     for e in c.get("evidence", []):
         ok = {True: "yes", False: "**NO**", None: "-"}[e.get("ok")]
-        out.append(f"| {e['route']} | {_cell(e['quantity'])} | {_cell(short(e.get('stated')))} | "
-                   f"{_cell(short(e.get('derived')))} | {_cell(short(e.get('measured')))} | "
-                   f"{_discrepancy(e)} | {e['tolerance']:.1e} | {ok} | "
-                   f"{_cell(e.get('tolerance_why', ''))} |")
+        d_text, t_text = compared(e)
+        out.append(f"| {e['route']} | {_cell(e['quantity'])} | {_value(e.get('stated'))} | "
+                   f"{_value(e.get('derived'))} | {_value(e.get('measured'))} | "
+                   f"{d_text} | {t_text} | {ok} | {_cell(e.get('tolerance_why', ''))} |")
     out.append("")
     charts = [("evidence", evidence_chart(c.get("evidence", [])))]
     charts += [(name, figure_chart(name, v)) for name, v in c.get("figures", {}).items()]
@@ -47,12 +42,45 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
         fname = f"{c['id']}-{i}.svg".replace("/", "_")
         files[fname] = svg
         out += [f"![{name}]({figures_dir}/{fname})", ""]
+    for d in c.get("derivations", []):
+        n = len(d["steps"])
+        out += ["<details>", f"<summary>Derivation: {_html_text(d['title'])} ({n} "
+                f"step{'s' if n != 1 else ''})</summary>", ""]
+        for i, s in enumerate(d["steps"], 1):
+            try:
+                out.append(f"{i}. {_cell(s['text'])}" + _step_math(s))
+            except Exception as exc:  # noqa: BLE001 - named and re-raised
+                raise RenderError(f"derivation {d.get('title')!r}, step {i}: {exc!r}") from exc
+        out += ["", "</details>", ""]
     control = c.get("negative_control")
     if control:
         state = "rejected" if control["rejected"] else "NOT rejected (no power)"
         out += [f"**Negative control** ({control['description']}): {state}.", ""]
     out += [f"Reproduce: `{reproduce_command(c)}`", ""]
     return out
+
+
+def _html_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _step_math(step: Mapping[str, Any]) -> str:
+    latex = step.get("latex")
+    if not latex:
+        return ""
+    if is_large(latex):  # a large matrix: its source, folded
+        return (f"\n\n   <details><summary>a large matrix (LaTeX)</summary>\n\n"
+                f"   ```latex\n   {latex}\n   ```\n\n   </details>")
+    return f"\n\n   $$ {latex} $$"
+
+
+def _value(value: Any) -> str:
+    """A table cell for a stated/derived/measured value: exact values as inline math."""
+    exact = exact_parts(value)
+    if exact is None:
+        return _cell(short(value))
+    latex, label = exact
+    return _cell(f"{label}${latex}$")
 
 
 def render_markdown(record: Mapping[str, Any], *, figures_dir: str = "figures",
@@ -66,5 +94,9 @@ def render_markdown(record: Mapping[str, Any], *, figures_dir: str = "figures",
               f"{_cell(diagnosis(c))} | {c['seconds']:.2f} s |" for c in claims]
     lines.append("")
     for c in claims:
-        lines += _claim(c, figures_dir, files)
+        try:
+            lines += _claim(c, figures_dir, files)
+        except Exception as exc:  # noqa: BLE001 - named and re-raised
+            raise RenderError(f"rendering claim {c.get('id', '?')} (Markdown): "
+                              f"{exc if isinstance(exc, RenderError) else repr(exc)}") from exc
     return "\n".join(lines) + "\n", files

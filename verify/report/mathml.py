@@ -141,7 +141,21 @@ def from_sympy(expr: Any, *, display: bool = True) -> str:
                           display=display)
 
 
-_MATHY = re.compile(r"[\\^_=<>]|^-?[A-Za-z]'?$|^\d+[A-Za-z]|^[+\-*/|]$|^[A-Za-z]\([^()]*\)$")
+#: A clear formula: a backslash command (``\\sigma``) or a braced sub/superscript (``W_{1}``,
+#: ``x^{2}``). Identifiers with underscores inside plain words (``lr_scale``, ``sum_m``),
+#: ``<=``, ``!=``, single letters and words such as ``col`` stay text.
+_MATHY = re.compile(r"\\[A-Za-z|{}]|[\^_]\{")
+#: LaTeX's escapes of text characters (``compute\\_diag``), shown as the characters in prose.
+_TEXT_ESCAPES = re.compile(r"\\([_%&#$])")
+#: Operators that, standing alone between two formulas, join them into one.
+_JOINING = {"=", "+", "-", "<", ">", "\\cdot", "\\times"}
+#: A formula ending (starting) with one of these takes a following (preceding) single letter
+#: or number as its operand: ``n\\times K``.
+_OP_END = re.compile(r"(=|\+|-|<|>|\\(times|cdot|le|leq|ge|geq|in|to|ne|approx|sim|propto|pm|"
+                     r"mp|otimes|oplus|odot|circ|mapsto))$")
+_OP_START = re.compile(r"^(=|\+|-|<|>|\\(times|cdot|le|leq|ge|geq|in|to|ne|approx|sim|propto|"
+                       r"pm|mp|otimes|oplus|odot|circ|mapsto)\b)")
+_OPERAND = re.compile(r"^(?:[A-Za-z]|\d+(?:\.\d+)?)$")
 #: One-letter English words, kept as text.
 _WORDS = {"a", "A", "I"}
 _TRAILING = re.compile(r"[,.;:)]+$")
@@ -149,7 +163,15 @@ _LEADING = re.compile(r"^\(+")
 
 
 def _depth(text: str) -> int:
-    return text.count("{") + text.count("(") - text.count("}") - text.count(")")
+    """Brackets ``text`` leaves open: braces, and parentheses with square brackets counted
+    together (an interval ``(0,1]`` closes what it opens)."""
+    return (text.count("{") - text.count("}") + text.count("(") + text.count("[")
+            - text.count(")") - text.count("]"))
+
+
+#: A plain English word: it ends a formula left open by a parenthesis (prose is never
+#: swallowed into math by an unbalanced bracket).
+_ENGLISH = re.compile(r"^\(?[A-Za-z]{3,}'?[a-z]*[,.;:)]*$")
 
 
 #: Commands whose argument may be the next word (``\\mathbf 1``).
@@ -166,8 +188,8 @@ def _formula_end(word: str, depth: int) -> int:
         return trail.start() if trail and trail.start() > 0 else len(word)
     level = depth
     for i, ch in enumerate(word):
-        level += (ch in "{(") - (ch in "})")
-        if level <= 0 and ch in "})":
+        level += (ch in "{([") - (ch in "})]")
+        if level <= 0 and ch in "})]":
             rest = word[i + 1:]
             return i + 1 if _TRAILING.fullmatch(rest) or not rest else len(word)
     trail = _TRAILING.search(word)
@@ -175,15 +197,20 @@ def _formula_end(word: str, depth: int) -> int:
 
 
 def prose(text: str) -> str:
-    r"""HTML for prose with inline LaTeX: runs of formula-like words (a backslash, ^, _, =,
-    or a single letter other than "a", "A", "I") are typeset, the rest is escaped text.
+    r"""HTML for prose with inline LaTeX: only clear formula runs (a backslash command, or
+    ``^``/``_`` with braces, continued while brackets are open) are typeset; the rest,
+    ``lr_scale``, ``<=`` and single words included, is escaped text.
 
     >>> prose("a free n\\times K matrix").count("<math")
     1
+    >>> prose("lr_scale <= 2 and sum_m != col(Yt)")
+    'lr_scale &lt;= 2 and sum_m != col(Yt)'
     """
     pieces: list[tuple[bool, str, bool]] = []  # (is math, text, space before)
     depth, needs_arg = 0, False  # the formula being read goes on: open brackets, or a
     for word in text.split(" "):  # command (\\mathbf) whose argument is the next word
+        if depth > 0 and not needs_arg and _ENGLISH.match(word):
+            depth = 0  # an English word: the formula ended before it
         if depth > 0 or needs_arg:
             end = _formula_end(word, depth)
             pieces.append((True, word[:end], True))
@@ -198,7 +225,7 @@ def prose(text: str) -> str:
         trail = _TRAILING.search(core)
         trail_s = trail.group(0) if trail and _depth(core[: trail.start()]) <= 0 else ""
         core = core[: len(core) - len(trail_s)]
-        if core and core not in _WORDS and _MATHY.search(core):
+        if core and _MATHY.search(core):
             if lead_s:
                 pieces.append((False, lead_s, True))
             pieces.append((True, core, not lead_s))
@@ -208,6 +235,7 @@ def prose(text: str) -> str:
             needs_arg = bool(_COMMAND_AT_END.search(core))
         else:
             pieces.append((False, word, True))
+    pieces = _join_operands(pieces)
     merged: list[tuple[bool, str, bool]] = []
     for is_math, piece, space in pieces:
         if is_math and merged and merged[-1][0] and space:
@@ -218,5 +246,30 @@ def prose(text: str) -> str:
     for i, (is_math, piece, space) in enumerate(merged):
         if i and space:
             out.append(" ")
-        out.append(from_latex(piece) if is_math else html.escape(piece))
+        out.append(from_latex(piece) if is_math
+                   else html.escape(_TEXT_ESCAPES.sub(r"\1", piece), quote=False))
     return "".join(out)
+
+
+def _join_operands(pieces: list[tuple[bool, str, bool]]) -> list[tuple[bool, str, bool]]:
+    """Text pieces that belong to the formulas beside them become math: a lone operator
+    between two formulas, a single letter or number after a formula ending in an operator
+    (or before one starting with an operator), each separated by spaces."""
+    out = list(pieces)
+
+    def math_at(j: int) -> bool:
+        return 0 <= j < len(out) and out[j][0]
+
+    for i, (is_math, piece, space) in enumerate(out):
+        if is_math:
+            continue
+        nxt_space = i + 1 < len(out) and out[i + 1][2]
+        if piece in _JOINING and space and nxt_space and math_at(i - 1) and math_at(i + 1):
+            out[i] = (True, piece, space)
+        elif (_OPERAND.match(piece) and piece not in _WORDS and space and math_at(i - 1)
+              and _OP_END.search(out[i - 1][1])):
+            out[i] = (True, piece, space)
+        elif (_OPERAND.match(piece) and piece not in _WORDS and nxt_space and math_at(i + 1)
+              and _OP_START.search(out[i + 1][1])):
+            out[i] = (True, piece, space)
+    return out

@@ -8,7 +8,9 @@ tolerance, on a log axis) and the claim's own figures where their data have a pl
 """
 from __future__ import annotations
 
+import functools
 import io
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -48,6 +50,26 @@ def _number(x: Any) -> float | None:
     return None
 
 
+def _memo(render):
+    """``render`` memoised on its arguments' JSON (the HTML and the Markdown report of one
+    record draw the same charts; drawing is most of a report's time)."""
+    cache: dict[str, str | None] = {}
+
+    @functools.wraps(render)
+    def wrapper(*args: Any) -> str | None:
+        try:
+            key = json.dumps(args, sort_keys=True, default=repr)
+        except (TypeError, ValueError):
+            return render(*args)
+        if key not in cache:
+            if len(cache) > 256:
+                cache.clear()
+            cache[key] = render(*args)
+        return cache[key]
+    return wrapper
+
+
+@_memo
 def evidence_chart(evidence: Sequence[Mapping[str, Any]]) -> str | None:
     """Horizontal bars: discrepancy / tolerance of each compared item (log axis, 1 = the
     tolerance). Undecided items and exact ones (tolerance 0) are labelled, not drawn."""
@@ -77,7 +99,7 @@ def evidence_chart(evidence: Sequence[Mapping[str, Any]]) -> str | None:
         ax.set_xlim(RATIO_FLOOR, RATIO_CEIL)
         ax.axvline(1.0, color="black", lw=0.8, ls="--")
         ax.set_yticks(y, labels)
-        ax.set_xlabel("discrepancy / tolerance (dashed line: the tolerance)")
+        ax.set_xlabel("discrepancy / tolerance")
         fig.tight_layout()
         return _svg(fig)
 
@@ -106,6 +128,7 @@ def _series(value: Mapping[str, Any]) -> tuple[list[float], dict[str, list[float
     return xnums, out  # type: ignore[return-value]
 
 
+@_memo
 def figure_chart(name: str, value: Any) -> str | None:
     """A line chart of a figure whose data have a plottable shape; None otherwise."""
     import matplotlib
