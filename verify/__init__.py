@@ -11,9 +11,9 @@ The pieces, by what a claim author reaches for:
 * the record: :class:`Claim`, :class:`NegativeControl`, :class:`Assumption`,
   :class:`SkipClaim`, :func:`register`;
 * the run a check receives: :class:`Run` (parameters, stated forms, seeded streams, device,
-  dtype, ``run.figure``, ``run.assume``, ``run.derivation``); ``run.memo`` memoises a
-  simulation the stated forms do not enter (shared by the claim's run and its negative
-  control's, under a key the run builds), ``run.memo_route`` a whole route;
+  dtype, ``run.figure``, ``run.plot``, ``run.assume``, ``run.derivation``); ``run.memo``
+  memoises a simulation the stated forms do not enter (shared by the claim's run and its
+  negative control's, under a key the run builds), ``run.memo_route`` a whole route;
 * evidence: :func:`compare`, :func:`compare_cases`, :func:`symbolic_identity`,
   :func:`at_least`, :func:`at_most`, :func:`undecided`, :class:`Route`, :data:`EXACT`;
 * tolerances: :func:`unit_roundoff`, :func:`roundoff`, :func:`conditioned`,
@@ -25,6 +25,8 @@ The pieces, by what a claim author reaches for:
   :func:`level_errors`, :func:`flow_limits`, :func:`limit_evidence`;
 * parameter spaces for ``stress`` and hypothesis: :class:`IntRange`, :class:`LogUniform`,
   :class:`Choice`, :data:`SEED`, :func:`draw`, :func:`strategy`;
+* plots the report draws (``run.plot``): :class:`Plot` (curves, log axes, reference and
+  fitted lines; :class:`Reference`), :class:`Heatmap` (a regime map);
 * sweeps over grids (in-process or Dask): :func:`run_sweep`;
 * derivations (from ``theory``): :class:`Derivation`, :class:`Step`;
 * running: :func:`run_claim`, :class:`ClaimResult`, :class:`Verdict`.
@@ -79,6 +81,7 @@ from verify.evidence import (
     to_json_value,
     undecided,
 )
+from verify.plots import Heatmap, Plot, Reference
 from verify.registry import register
 from verify.results import ClaimResult
 from verify.run import Run
@@ -109,8 +112,9 @@ from verify.verdict import Verdict
 
 __all__ = [
     "EXACT", "FALSE_ALARM", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice",
-    "Claim", "ClaimResult", "Derivation", "Evidence", "IntRange", "Limit", "LogUniform",
-    "NegativeControl", "Route", "Run", "SkipClaim", "Step", "Tolerance", "TrendFit", "Verdict",
+    "Claim", "ClaimResult", "Derivation", "Evidence", "Heatmap", "IntRange", "Limit",
+    "LogUniform", "NegativeControl", "Plot", "Reference", "Route", "Run", "SkipClaim", "Step",
+    "Tolerance", "TrendFit", "Verdict",
     "arrays", "at_least", "at_most", "bonferroni_z", "compare", "compare_cases", "conditioned",
     "draw", "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail",
     "ladder",

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["diagnose"]
+__all__ = ["decisive_item", "diagnose"]
 
 _LABEL = re.compile(r"^([^:]{1,48}): (.+)$", re.S)
 _MAX_SYMPY_CHARS = 4000
@@ -421,10 +421,31 @@ def _split(quantity: str) -> tuple[str, str]:
     return "", quantity
 
 
-def _fail(evidence: list[Mapping[str, Any]]) -> str:
+def decisive_item(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The evidence item the diagnosis of ``record`` quotes: for a ``fail`` the decisive
+    failing item (its smallest case, see the module doc), for an ``inconclusive`` the first
+    non-finite item, else the smallest undecided one; None otherwise (and when there is none)."""
+    evidence = [e for e in record.get("evidence") or [] if isinstance(e, Mapping)]
+    verdict = record.get("verdict")
+    if verdict == "fail":
+        chosen = _fail_group(evidence)
+        return chosen[1][0] if chosen else None
+    if verdict == "inconclusive":
+        nonfinite = [e for e in evidence if e.get("finite") is False]
+        if nonfinite:
+            return nonfinite[0]
+        undecided = [e for e in evidence if e.get("ok") is None]
+        return min(undecided, key=_size) if undecided else None
+    return None
+
+
+def _fail_group(evidence: list[Mapping[str, Any]]
+                ) -> tuple[str, list[Mapping[str, Any]]] | None:
+    """The chosen group of failing items (its quantity without the case label, and its items
+    with the decisive one first); None when nothing fails."""
     failing = [e for e in evidence if e.get("ok") is False]
     if not failing:
-        return ""
+        return None
     by_rest: dict[str, list[Mapping[str, Any]]] = {}
     for e in failing:
         by_rest.setdefault(_split(str(e.get("quantity", "")))[1], []).append(e)
@@ -440,7 +461,15 @@ def _fail(evidence: list[Mapping[str, Any]]) -> str:
                 max(_ratio(e) for e in items))
 
     rest, items = max(groups.items(), key=rank)
-    items = sorted(items, key=lambda e: (not _readable(e), _size(e), -_ratio(e)))
+    return rest, sorted(items, key=lambda e: (not _readable(e), _size(e), -_ratio(e)))
+
+
+def _fail(evidence: list[Mapping[str, Any]]) -> str:
+    group = _fail_group(evidence)
+    if group is None:
+        return ""
+    failing = [e for e in evidence if e.get("ok") is False]
+    rest, items = group
     chosen = items[0]
     case = _case(chosen)
     text = _values_text(chosen)

@@ -15,6 +15,7 @@ from numerics.random import make_generator
 from theory.derivation import Derivation
 from verify import memo as _memo
 from verify.evidence import Evidence, to_json_value
+from verify.plots import Heatmap, Plot
 
 T = TypeVar("T")
 
@@ -85,6 +86,16 @@ class Run:
     def figure(self, name: str, value: Any) -> None:
         """Record a measured figure that informs but does not decide the verdict."""
         self.figures[name] = to_json_value(value)
+
+    def plot(self, plot: Plot | Heatmap) -> None:
+        """Record a :class:`~verify.plots.Plot` or :class:`~verify.plots.Heatmap` among the
+        figures, under its title, as plain JSON with a ``"kind"`` key; the report draws it.
+        Like :meth:`figure`, it informs and never decides the verdict. The plot was validated
+        when it was built, so a wrong one fails here, in the check, not in the report."""
+        if not isinstance(plot, (Plot, Heatmap)):
+            raise TypeError(f"run.plot: a verify.Plot or verify.Heatmap, not "
+                            f"{type(plot).__name__} (run.figure records other data)")
+        self.figures[plot.title] = plot.as_record()
 
     def assume(self, name: str, holds: bool, description: str = "", detail: str = "",
                *, probe: bool = False) -> bool:

@@ -3,8 +3,9 @@ negative control against the rejection it must get: one table for the whole regi
 
 A verdict that changes is news either way (a fix that makes a finding go away, or a regression
 that makes a true claim fail), so the table records the failing claims too: each ``fail`` is
-one of the findings the README lists. A new claim must be added here. The claim-specific
-assertions (which items fail, the measured figures) stay in the claim's own test file.
+one of the findings the generated findings page lists (``report --findings``). A new claim
+must be added here. The claim-specific assertions (which items fail, the measured figures)
+stay in the claim's own test file.
 """
 from __future__ import annotations
 

@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rerun claims whose result is stored for the same key, and "
                             "recompute the stored sweep points inside them")
     p_check.add_argument("--report", default=None, metavar="DIR",
-                         help="also write the report (index.html, report.md) into DIR")
+                         help="also write the report (index.html, report.md, findings.html, "
+                              "findings.md) into DIR")
     p_report = sub.add_parser("report", help="render a report (HTML with MathML and SVG, "
                                              "Markdown) from stored results")
     source = p_report.add_mutually_exclusive_group()
@@ -117,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("--claims", action="append", default=[], metavar="GLOB",
                           help="only these claims (repeatable)")
     p_report.add_argument("--out", required=True, metavar="DIR")
+    p_report.add_argument("--findings", action="store_true",
+                          help="write only the findings page (findings.html, findings.md: the "
+                               "failing and inconclusive claims per paper) and print its path; "
+                               "the full report includes it")
     p_report.set_defaults(no_store=False)
     p_history = sub.add_parser("history", help="past verdicts of a claim from the store")
     p_history.add_argument("id", help="claim id or alias")
@@ -506,10 +511,10 @@ def _sweep_store_env(args: argparse.Namespace) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _write_report(record: dict, out: str):
-    from verify.report.files import write_report
+def _write_report(record: dict, out: str, findings: bool = False):
+    from verify.report.files import write_findings, write_report
     try:
-        return write_report(record, out)
+        return (write_findings if findings else write_report)(record, out)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -552,10 +557,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.from_store:
-        print(_write_report(record, args.out))
+        print(_write_report(record, args.out, args.findings))
         return EXIT_OK
     try:
-        index = _write_report(record, args.out)
+        index = _write_report(record, args.out, args.findings)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:  # a shape not checked
         raise UsageError(f"--from: {args.from_path} is not a results file (rendering it "
                          f"failed: {type(exc).__name__}: {exc})") from None

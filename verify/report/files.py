@@ -1,5 +1,6 @@
 """Write a report directory: ``index.html`` (self-contained), ``report.md`` with
-``figures/*.svg`` beside it, and the ``results.json`` both were rendered from."""
+``figures/*.svg`` beside it, the findings page (``findings.html``, ``findings.md``) and the
+``results.json`` they were rendered from."""
 from __future__ import annotations
 
 import fnmatch
@@ -7,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from verify.report.findings import render_findings_html, render_findings_markdown
 from verify.report.html import render_html
 from verify.report.markdown import render_markdown
 from verify.results import write_json
@@ -24,11 +26,28 @@ def select_claims(record: Mapping[str, Any], patterns: Sequence[str]) -> dict[st
     return {**record, "claims": claims}
 
 
-def write_report(record: Mapping[str, Any], out: str | Path) -> Path:
-    """Write the report files into ``out`` (created); returns the path of index.html."""
+def _out_dir(out: str | Path) -> Path:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out: {out} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def write_findings(record: Mapping[str, Any], out: str | Path) -> Path:
+    """Write the findings page (``findings.html``, ``findings.md``) into ``out`` (created);
+    returns the path of findings.html."""
+    out = _out_dir(out)
+    page = out / "findings.html"
+    page.write_text(render_findings_html(record), encoding="utf-8")
+    (out / "findings.md").write_text(render_findings_markdown(record), encoding="utf-8")
+    return page
+
+
+def write_report(record: Mapping[str, Any], out: str | Path) -> Path:
+    """Write the report files into ``out`` (created), the findings page included; returns
+    the path of index.html."""
+    out = _out_dir(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
     index.write_text(render_html(record), encoding="utf-8")
@@ -36,5 +55,6 @@ def write_report(record: Mapping[str, Any], out: str | Path) -> Path:
     (out / "report.md").write_text(text, encoding="utf-8")
     for name, svg in files.items():
         (out / "figures" / name).write_text(svg, encoding="utf-8")
+    write_findings(record, out)
     write_json(dict(record), out / "results.json")
     return index

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verify.report.mathml import core_or_source, from_latex, prose
-from verify.report.svg_plots import evidence_chart, figure_chart
+from verify.report.svg_plots import draw_figure, evidence_chart
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;
@@ -50,6 +50,7 @@ tr.why td:first-child{border-right:none}
 .cellmath math{font-size:1.05em;math-style:normal}
 td details summary{font-size:.75rem;color:#555;cursor:pointer}
 figure{margin:.8rem 0}svg{max-width:100%;height:auto}
+.figure-problem{color:#b3261e}
 math{font-family:"STIX Two Math","Latin Modern Math","Cambria Math","DejaVu Math TeX Gyre",math}
 math[display=block]{overflow-x:auto;overflow-y:hidden;max-width:100%;padding:.4rem 0}
 """
@@ -298,11 +299,14 @@ def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
                    "the left edge).</figcaption></figure>")
     rest = {}
     for name, value in figs.items():
-        svg = figure_chart(name, value)
+        svg, problem = draw_figure(name, value)
         if svg:
-            out.append(f"<figure role=img aria-label='{_e(name)}'>{svg}"
-                       f"<figcaption>{_e(name)}</figcaption></figure>")
+            caption = ("" if isinstance(value, Mapping) and "kind" in value  # titled inside
+                       else f"<figcaption>{_e(name)}</figcaption>")
+            out.append(f"<figure role=img aria-label='{_e(name)}'>{svg}{caption}</figure>")
         else:
+            if problem:
+                out.append(f"<p class=figure-problem>{_e(name)}: {_e(problem)}</p>")
             rest[name] = value
     if rest:
         out.append("<details><summary>figures (data)</summary><pre>"
@@ -385,6 +389,25 @@ def diagnosis(c: Mapping[str, Any]) -> str:
     return c.get("diagnosis") or diagnose(c)
 
 
+def page_head(title: str) -> str:
+    """The start of a report page, up to ``<body>``: the title and the report's CSS."""
+    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+            "<meta name=viewport content='width=device-width, initial-scale=1'>"
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>")
+
+
+def run_meta(run: Mapping[str, Any]) -> str:
+    """The line under a report page's title: when, how and on what code the run was made."""
+    versions = ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items() if v)
+    git = run.get("git") or {}
+    return (f"<p class=meta>Run {_e(run.get('started', ''))} &ndash; "
+            f"{_e(run.get('finished', ''))}; fidelity {_e(run.get('fidelity', ''))}, "
+            f"dtype {_e(run.get('dtype', ''))}, seed {_e(run.get('seed', ''))}; device "
+            f"{_e((run.get('device') or {}).get('type', ''))}; code "
+            f"{_e(git.get('revision', 'unknown'))}{' (dirty)' if git.get('dirty') else ''}"
+            f"; {_e(versions)}</p>")
+
+
 def render_html(record: Mapping[str, Any], *, title: str = "Claim verification report") -> str:
     """The whole report for a results record (``schema_version`` 1)."""
     claims = record["claims"]
@@ -394,19 +417,9 @@ def render_html(record: Mapping[str, Any], *, title: str = "Claim verification r
         f"<td>{_verdict(c['verdict'])}</td><td>{_e(diagnosis(c))}</td>"
         f"<td class=num>{c['seconds']:.2f} s</td></tr>" for c in claims)
     counts = ", ".join(f"{n} {v}" for v, n in record.get("summary", {}).items() if n)
-    versions = ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items() if v)
-    git = run.get("git") or {}
-    meta = (f"<p class=meta>Run {_e(run.get('started', ''))} &ndash; "
-            f"{_e(run.get('finished', ''))}; fidelity {_e(run.get('fidelity', ''))}, "
-            f"dtype {_e(run.get('dtype', ''))}, seed {_e(run.get('seed', ''))}; device "
-            f"{_e((run.get('device') or {}).get('type', ''))}; code "
-            f"{_e(git.get('revision', 'unknown'))}{' (dirty)' if git.get('dirty') else ''}"
-            f"; {_e(versions)}</p>")
     return (
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-        "<meta name=viewport content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1>{meta}<p>{len(claims)} claims: {_e(counts)}.</p>"
+        page_head(title) + f"<h1>{_e(title)}</h1>{run_meta(run)}<p>{len(claims)} claims: "
+        f"{_e(counts)} &middot; <a href=findings.html>findings per paper</a>.</p>"
         "<table><tr><th>claim</th><th>paper</th><th>verdict</th><th>diagnosis</th>"
         f"<th>time</th></tr>{summary}</table>"
         + "".join(claim_section(c) for c in claims)

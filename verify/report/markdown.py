@@ -7,7 +7,7 @@ from typing import Any
 
 from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
                                  reproduce_command, short)
-from verify.report.svg_plots import evidence_chart, figure_chart
+from verify.report.svg_plots import draw_figure, evidence_chart
 
 
 def _cell(text: Any) -> str:
@@ -36,10 +36,16 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
                    f"{_value(e.get('derived'))} | {_value(e.get('measured'))} | "
                    f"{d_text} | {t_text} | {ok} | {_cell(e.get('tolerance_why', ''))} |")
     out.append("")
-    charts = [("evidence", evidence_chart(c.get("evidence", [])))]
-    charts += [(name, figure_chart(name, v)) for name, v in c.get("figures", {}).items()]
-    for i, (name, svg) in enumerate(ch for ch in charts if ch[1]):
+    charts = [("evidence", evidence_chart(c.get("evidence", [])), None)]
+    charts += [(name, *draw_figure(name, v)) for name, v in c.get("figures", {}).items()]
+    i = 0
+    for name, svg, problem in charts:
+        if problem:
+            out += [f"*{_cell(name)}: {_cell(problem)}*", ""]
+        if not svg:
+            continue
         fname = f"{c['id']}-{i}.svg".replace("/", "_")
+        i += 1
         files[fname] = svg
         out += [f"![{name}]({figures_dir}/{fname})", ""]
     for d in c.get("derivations", []):

@@ -1,10 +1,20 @@
 """Plots for reports as inline SVG, byte-for-byte reproducible: a fixed hash salt, no date or
 creator stamp, and text drawn as paths (no font needed by the reader).
 
-Two kinds: the evidence chart every claim has (each item's discrepancy in units of its
-tolerance, on a log axis) and the claim's own figures where their data have a plottable shape
-(``{"x": [...], "y": [...]}`` or ``{"x": ..., "series": {name: [...]}}``, optionally with
-``"xlabel"``, ``"ylabel"``, ``"log"``, ``"slope"``; or a plain list of numbers).
+Two kinds: the evidence chart of a claim whose chart says something (each item's discrepancy
+in units of its tolerance, on a log axis; none when there is only one decided item, every
+item is exact (tolerance 0) or every discrepancy is 0: the table says all there is) and the
+claim's own figures:
+
+* the plots a check records with ``run.plot`` (:mod:`verify.plots`): a stored figure with
+  ``"kind": "plot"`` (curves, log axes, legend, reference and fitted lines) or ``"heatmap"``
+  (a grid of outcomes with its colour bar), validated again from the record;
+* older figures whose data have a plottable shape (``{"x": [...], "y": [...]}`` or
+  ``{"x": ..., "series": {name: [...]}}``, optionally with ``"xlabel"``, ``"ylabel"``,
+  ``"log"``, ``"slope"``; or a plain list of numbers).
+
+Drawing never raises on a stored figure: :func:`draw_figure` returns the problem ("figure
+could not be drawn: reason") for the report to show in the figure's place.
 """
 from __future__ import annotations
 
@@ -13,6 +23,7 @@ import io
 import json
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -76,8 +87,9 @@ def evidence_chart(evidence: Sequence[Mapping[str, Any]]) -> str | None:
     import matplotlib
 
     rows = [e for e in evidence if e.get("ok") is not None]
-    if not rows:
-        return None
+    if len(rows) < 2 or all(_number(e.get("tolerance")) == 0 for e in rows) \
+            or all(_number(e.get("discrepancy")) == 0 for e in rows):
+        return None  # one bar, exact items only, or every bar at the floor: the table says all
     with matplotlib.rc_context(RC):
         fig, ax = _figure(6.4, 0.32 * len(rows) + 0.9)
         labels, values, colours = [], [], []
@@ -128,8 +140,31 @@ def _series(value: Mapping[str, Any]) -> tuple[list[float], dict[str, list[float
     return xnums, out  # type: ignore[return-value]
 
 
-@_memo
 def figure_chart(name: str, value: Any) -> str | None:
+    """The SVG of a figure (:func:`draw_figure`); None when it has no plottable shape or
+    could not be drawn."""
+    return draw_figure(name, value)[0]
+
+
+@_memo
+def draw_figure(name: str, value: Any) -> tuple[str | None, str | None]:
+    """``(svg, None)`` for a drawn figure, ``(None, None)`` for data without a plottable shape
+    (the report lists them as data) and ``(None, "figure could not be drawn: reason")`` for a
+    figure that should draw and cannot (a malformed ``run.plot`` record, an older figure
+    whose fields have the wrong type). Never raises."""
+    try:
+        if isinstance(value, Mapping) and "kind" in value:
+            from verify.plots import Heatmap, figure_from_record
+
+            figure = figure_from_record(value)
+            return (_heatmap(figure) if isinstance(figure, Heatmap) else _plot(figure)), None
+        return _legacy_chart(name, value), None
+    except Exception as exc:  # noqa: BLE001 - shown in the report in the figure's place
+        reason = str(exc) or type(exc).__name__
+        return None, f"figure could not be drawn: {reason}"
+
+
+def _legacy_chart(name: str, value: Any) -> str | None:
     """A line chart of a figure whose data have a plottable shape; None otherwise."""
     import matplotlib
 
@@ -162,5 +197,120 @@ def figure_chart(name: str, value: Any) -> str | None:
         ax.set_title(title, fontsize=9)
         if len(series) > 1:
             ax.legend(fontsize=7, frameon=False)
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def _anchor(xs: Sequence[float], ys: Sequence[float], slope: float, log_x: bool,
+            log_y: bool, below: float = 0.0) -> tuple[list[float], list[float]] | None:
+    """A line of ``slope`` (in the axes' coordinates: a power law on log-log axes) placed by
+    least squares through the points, over their x range; ``below``: moved down by that many
+    decades (log y) or that fraction of the points' range (linear y)."""
+    tx = (lambda v: math.log10(v)) if log_x else (lambda v: v)
+    ty = (lambda v: math.log10(v)) if log_y else (lambda v: v)
+    pts = [(tx(x), ty(y)) for x, y in zip(xs, ys) if math.isfinite(x) and math.isfinite(y)]
+    if not pts:
+        return None
+    b = sum(Y - slope * X for X, Y in pts) / len(pts)
+    span = max(Y for _, Y in pts) - min(Y for _, Y in pts)
+    b -= below if log_y else below * (span or 1.0)
+    lo, hi = min(X for X, _ in pts), max(X for X, _ in pts)
+    ends = [lo, hi] if hi > lo else [lo - 0.5, lo + 0.5]
+    back_x = (lambda v: 10 ** v) if log_x else (lambda v: v)
+    back_y = (lambda v: 10 ** v) if log_y else (lambda v: v)
+    return [back_x(X) for X in ends], [back_y(slope * X + b) for X in ends]
+
+
+def _plot(plot) -> str:
+    """A :class:`verify.plots.Plot`: its curves, the fitted line (a grey band of that slope
+    behind the first series), reference lines (dashed: a slope, parallel to and half a
+    decade below the first series, so it neither hides the data nor is hidden by them;
+    dotted or dash-dotted: a level), legend and axis labels."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(7.0, 3.6)
+        many = max(len(x) for x, _ in plot.series.values()) > 40
+        named = {m.group(0) for m in (re.match(r"C\d", st) for st in plot.styles.values()) if m}
+        free = iter([c for c in (f"C{i}" for i in range(10)) if c not in named] * 10)
+        for label, (xs, ys) in plot.series.items():
+            style = plot.styles.get(label, "")
+            colour = style[:2] if style.startswith("C") else next(free)
+            ax.plot(xs, ys, marker=None if many else "o", ms=3, lw=1.2, label=label,
+                    color=colour, ls=style[2:] if style.startswith("C") else (style or "-"))
+        first = next(iter(plot.series.values()))
+        lines = []
+        if plot.fitted is not None:
+            lines.append((plot.fitted[0], plot.fitted[1], 0.0,
+                          dict(color="black", alpha=0.22, lw=5, solid_capstyle="butt",
+                               zorder=0)))
+        lines += [(r.slope, r.label, 0.5, dict(color="0.3", ls="--", lw=1.0))
+                  for r in plot.references if r.slope is not None]
+        for slope, label, below, style in lines:
+            line = _anchor(*first, slope, plot.log_x, plot.log_y, below)
+            if line is not None:
+                ax.plot(*line, label=label, **style)
+        levels = [r for r in plot.references if r.y is not None]
+        for i, r in enumerate(levels):
+            ax.axhline(r.y, color="0.3", ls=(":", "-.")[i % 2], lw=1.0, label=r.label)
+        if plot.log_x:
+            ax.set_xscale("log")
+        if plot.log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel(plot.x_label)
+        ax.set_ylabel(plot.y_label)
+        ax.set_title(textwrap.fill(plot.title, 70), fontsize=9)
+        if len(plot.series) > 1 or lines or plot.references:
+            ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def _tick(v: float | str) -> str:
+    return v if isinstance(v, str) else f"{v:.4g}"
+
+
+def _heatmap(heat) -> str:
+    """A :class:`verify.plots.Heatmap`: cells coloured by value (NaN: grey, "not run"), each
+    value written in its cell when the grid is small, a colour bar with its label."""
+    import matplotlib
+    import numpy as np
+
+    values = np.array(heat.values, dtype=float)
+    rows, cols = values.shape
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(max(4.2, 0.62 * cols + 2.6), max(2.4, 0.38 * rows + 1.4))
+        masked = np.ma.masked_invalid(values)
+        finite = values[np.isfinite(values)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if heat.limits is not None:
+            lo, hi = heat.limits
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
+        image = ax.imshow(masked, cmap=cmap, vmin=lo, vmax=hi, aspect="auto",
+                          interpolation="nearest",
+                          origin="upper" if any(isinstance(v, str) for v in heat.y) else "lower")
+        ax.set_xticks(range(cols), [_tick(v) for v in heat.x])
+        ax.set_yticks(range(rows), [_tick(v) for v in heat.y])
+        if cols > 8:
+            ax.tick_params(axis="x", labelrotation=45)
+        ax.spines[["top", "right"]].set_visible(True)
+        if heat.annotate and rows * cols <= 200:
+            for i in range(rows):
+                for j in range(cols):
+                    v = values[i, j]
+                    if math.isnan(v):
+                        ax.text(j, i, "not run", ha="center", va="center", fontsize=6,
+                                color="0.3")
+                        continue
+                    dark = (v - lo) / (hi - lo) < 0.6
+                    ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=7,
+                            color="white" if dark else "black")
+        bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.03)
+        bar.set_label(heat.colour_label)
+        ax.set_xlabel(textwrap.fill(heat.x_label, 80))
+        ax.set_ylabel(heat.y_label)
+        ax.set_title(textwrap.fill(heat.title, 70), fontsize=9)
         fig.tight_layout()
         return _svg(fig)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -31,6 +31,8 @@ from verify import (
     Claim,
     Evidence,
     NegativeControl,
+    Plot,
+    Reference,
     Route,
     Run,
     Tolerance,
@@ -97,6 +99,8 @@ class Summary:
     stats: dict[str, torch.Tensor]        # name -> (B,) float64 (inf = never)
     trends: dict[str, torch.Tensor]       # name -> (D, B) along the diagnostic epochs
     diag_epochs: torch.Tensor
+    #: name -> (epochs (E,), values (E, B)): accuracy and loss along training, for the plots
+    curves: dict[str, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
 
 
 def _first(epochs: torch.Tensor, values: torch.Tensor, threshold: float) -> torch.Tensor:
@@ -149,8 +153,10 @@ def summarise(trainer: GroupTrainer, window: tuple[int, int]) -> Summary:
     trends = {"log update-size ratio V/W": ratio, "W update cosine distance": 1 - w_cos,
               "V update cosine distance": 1 - v_cos, "off/diag P FF^T": fft,
               "off/diag Ft^T Ft": ftf, "fft_dist (fit_diag_11)": dist}
+    curves = {"train accuracy": (et, train_acc), "test accuracy": (ee, test_acc),
+              "train loss": h.series("train_loss"), "test loss": h.series("test_loss")}
     return Summary(eta=trainer.hyper.eta, seed=trainer.hyper.seed, stats=stats, trends=trends,
-                   diag_epochs=ed)
+                   diag_epochs=ed, curves=curves)
 
 
 def _train(run: Run) -> Summary:
@@ -278,7 +284,41 @@ def _third_party(run: Run, s: Summary) -> Iterator[Evidence]:
                   tolerance=EXACT, metric="absolute")
 
 
+def _curves(s: Summary, what: str) -> dict[str, tuple[list[float], list[float]]]:
+    """Train and test ``what`` (accuracy, loss) against the epoch, the mean over seeds per
+    eta, at most about 200 epochs per curve."""
+    out = {}
+    for eta in sorted(set(s.eta), reverse=True):
+        keep = torch.tensor([e == eta for e in s.eta])
+        for split in ("train", "test"):
+            epochs, values = s.curves[f"{split} {what}"]
+            every = max(1, len(epochs) // 200)
+            mean = values[:, keep].mean(1)
+            mean = torch.where(mean.isfinite(), mean, math.nan)   # a gap, not an error
+            out[f"{split}, eta = {eta:g}"] = (epochs[::every].tolist(), mean[::every].tolist())
+    return out
+
+
+def _plots(run: Run, s: Summary) -> None:
+    """Fig. 3's panels a reader expects: accuracy and loss against the epoch, with decay and
+    without (one colour per eta; training dashed, test solid)."""
+    seeds = len(set(s.seed))
+    accuracy, loss = _curves(s, "accuracy"), _curves(s, "loss")
+    styles = {name: f"C{i // 2}{'--' if name.startswith('train') else '-'}"
+              for i, name in enumerate(accuracy) if i < 20}
+    run.plot(Plot(f"training (dashed) and test (solid) accuracy, mean over {seeds} seeds: "
+                  f"grokking with weight decay only", x_label="epoch", y_label="accuracy",
+                  series=accuracy, styles=styles,
+                  references=(Reference("grokked: test accuracy 0.99", y=0.99),
+                              Reference("none: stays below 0.5", y=0.5))))
+    positive = all(v > 0 for _, ys in loss.values() for v in ys if not math.isnan(v))
+    run.plot(Plot(f"training (dashed) and test (solid) loss, mean over {seeds} seeds",
+                  x_label="epoch", y_label="loss" + (" (log scale)" if positive else ""),
+                  series=loss, styles=styles, log_y=positive))
+
+
 def _figures(run: Run, s: Summary) -> None:
+    _plots(run, s)
     for positive in (True, False):
         tag = "eta > 0" if positive else "eta = 0"
         run.figure(f"per seed, {tag}", {name: _by_eta(s, name, positive).tolist()

@@ -31,6 +31,7 @@ from verify import (
     Assumption,
     Claim,
     Evidence,
+    Heatmap,
     NegativeControl,
     Route,
     Run,
@@ -159,6 +160,31 @@ def _figures(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
             "seconds": pt["seconds"]} for pt in points})
     run.figure("cyclic fit c of p* = c ln M / M (code: 2.7482); non-abelian: theorem d_k^2 = 4 "
                "times the abelian ratio, code d_k/2 = 1", c_fit)
+    _regime_map(run, panels)
+
+
+def _regime_map(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
+    """Fig. 5 as a grid: mean best test accuracy per group (rows) and ratio (columns, as
+    multiples of the code's line, the sweep's grid); a multiple clipped at 0.95 is not run."""
+    multipliers = sorted(run.params["multipliers"])
+    rows, values = [], []
+    for panel, points in panels.items():
+        for pt in points:
+            line = code_line(pt["M"], run.params["panels"][panel][pt["group"]])
+            mean = [sum(r) / len(r) for r in pt["best_test_acc"]]
+            row = []
+            for m in multipliers:
+                ratio = round(m * line, 4)
+                row.append(mean[pt["p_values"].index(ratio)]
+                           if m * line <= 0.95 and ratio in pt["p_values"] else math.nan)
+            rows.append(f"{pt['group']} (M = {pt['M']}, {panel})")
+            values.append(row)
+    if rows:
+        run.plot(Heatmap("memorisation (0) / generalisation (1) by group and training ratio",
+                         x_label="training ratio p, in multiples of the code's line "
+                         "2.7482 corr ln M / M", y_label="group", x=multipliers, y=rows,
+                         values=values, colour_label="mean best test accuracy over seeds",
+                         limits=(0, 1)))
 
 
 def _third_party(run: Run) -> Iterator[Evidence]:

@@ -9,6 +9,7 @@ with the measured order (measured).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import sympy as sp
@@ -31,6 +32,8 @@ from verify import (
     Claim,
     Evidence,
     NegativeControl,
+    Plot,
+    Reference,
     Run,
     ladder,
     ladder_compare,
@@ -129,10 +132,12 @@ def _flow(run: Run) -> Iterator[Evidence]:
                                      "inits": p["inits"]})
     errors = level_errors(Bs, lambda B: lam[:, gf].expand_as(B), (0, 2))
     scale = float(max(B.abs().max() for B in Bs))
-    yield order_evidence("RK4 order of the balance deviation (gradient flow: a polynomial, "
-                         "smooth field)", errors, nominal_order=4,
-                         floors=roundoff_floors(run.dtype, p["steps"], p["levels"], scale),
-                         parameters={"lam": p["lam"], "T": p["T"]})
+    floors = roundoff_floors(run.dtype, p["steps"], p["levels"], scale)
+    order = order_evidence("RK4 order of the balance deviation (gradient flow: a polynomial, "
+                           "smooth field)", errors, nominal_order=4, floors=floors,
+                           parameters={"lam": p["lam"], "T": p["T"]})
+    yield order
+    _order_plot(run, p, errors, floors, order)
     run.figure("zero crossings of m or w along the finest gradient-flow runs",
                int(sign_changes(values[-1][:, :, gf]).sum()))
     for q in p["q"]:
@@ -142,6 +147,31 @@ def _flow(run: Run) -> Iterator[Evidence]:
         B = balance(values[-1][:, 0, idx], values[-1][:, 1, idx])
         run.figure(f"q = {q}: max_t |(w^2 - m^2)(t) - lambda| (Def. 3.3's quantity is a "
                    f"gradient-flow invariant only)", float((B - lam[:, idx]).abs().max()))
+
+
+def _order_plot(run: Run, p, errors: torch.Tensor, floors: torch.Tensor, order: Evidence
+                ) -> None:
+    """The step ladder a reader expects: the balance's deviation against the step size on
+    log-log axes, with the fitted order (median over cases) and RK4's nominal order 4."""
+    h = [p["T"] / (p["steps"] * 2**k) for k in range(p["levels"])]
+
+    def positive(values: torch.Tensor) -> list[float]:
+        return [v if v > 0 and math.isfinite(v) else math.nan for v in values.tolist()]
+
+    orders = [] if order.measured is None else sorted(float(o) for o in order.measured)
+    fitted = None
+    if orders:
+        median = orders[len(orders) // 2] if len(orders) % 2 else \
+            (orders[len(orders) // 2 - 1] + orders[len(orders) // 2]) / 2
+        fitted = (median, f"fitted order {median:.2f} (median of {len(orders)} cases)")
+    run.plot(Plot("RK4 step ladder: max_t |(w^2 - m^2)(t) - lambda| against the step size",
+                  x_label="step size h", y_label="deviation of the balance", log_x=True,
+                  log_y=True, series={
+                      "largest over cases": (h, positive(errors.max(-1).values)),
+                      "median over cases": (h, positive(errors.median(-1).values)),
+                      "roundoff floor (8 n u scale)": (h, positive(floors))},
+                  styles={"roundoff floor (8 n u scale)": ":"}, fitted=fitted,
+                  references=(Reference("nominal order 4 (RK4)", slope=4),)))
 
 
 def check(run: Run) -> Iterator[Evidence]:
