@@ -102,6 +102,9 @@ def check_against_the_table(claim_id: str) -> None:
         f"{'not ' if expected.control_rejected else ''}rejected: {result.control.reason}")
     if expected.control_rejected:
         assert result.control.verdict is Verdict.FAIL, result.control.reason
+    # the quick setting lies inside the claim's assumptions (probes beyond them excepted)
+    assert result.inside_assumptions, [a.name for a in result.assumptions
+                                       if not a.holds and not a.probe]
     for e in result.evidence + result.control.evidence:
         # decided items carry a real bool; undecided ones None, never a numpy bool or NaN
         assert e.ok is None or type(e.ok) is bool, e.quantity

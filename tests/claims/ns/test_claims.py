@@ -1,5 +1,5 @@
-"""The Never Saddle claims of the first slice (issue 4): each passes at quick fidelity, its
-planted wrong variant is rejected, and every kind of route can fail."""
+"""The Never Saddle claims of the first slice (issue 4; their verdicts and controls:
+tests/quality/verdicts.py): what they record, and that every kind of route can fail."""
 import pytest
 
 from verify.registry import get
@@ -17,12 +17,6 @@ def result(claim_id):
     if claim_id not in _RESULTS:
         _RESULTS[claim_id] = run_claim(get(claim_id))
     return _RESULTS[claim_id]
-
-
-@pytest.mark.parametrize("claim_id", CLAIMS)
-def test_runs_inside_its_assumptions(claim_id):
-    r = result(claim_id)
-    assert all(a.holds for a in r.assumptions), [a for a in r.assumptions if not a.holds]
 
 
 @pytest.mark.parametrize("claim_id", CLAIMS)
