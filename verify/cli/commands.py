@@ -79,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
     p_check.add_argument("--threads", type=thread_count, default=None, metavar="N",
                          help="torch intra-op CPU threads, at most 4 x the CPUs (default: 1 "
-                              "at quick fidelity on "
-                              "the CPU, whose small tensors only wait on each other's threads; "
-                              "torch's own choice otherwise)")
+                              "at quick fidelity on the CPU, whose small tensors only wait on "
+                              "each other's threads; otherwise the usable cores shared among "
+                              "the --jobs workers, or torch's own choice in one process)")
     p_check.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                          help="run claims in N worker processes (default: the usable cores "
                               "on the CPU, 1 on CUDA; 1 runs them in this process); each "

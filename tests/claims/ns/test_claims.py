@@ -2,6 +2,7 @@
 tests/quality/verdicts.py): what they record, and that every kind of route can fail."""
 import pytest
 
+from tests.claim_results import quick_result
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -9,14 +10,8 @@ from verify.verdict import Verdict
 CLAIMS = ["ns.ex3.2", "ns.def3.3", "ns.lemma4.4", "ns.def4.5", "ns.thm4.6",
           "ns.prior.woodworth"]
 
-_RESULTS = {}
 
-
-def result(claim_id):
-    """One quick run per claim for the whole module (each run includes its control)."""
-    if claim_id not in _RESULTS:
-        _RESULTS[claim_id] = run_claim(get(claim_id))
-    return _RESULTS[claim_id]
+result = quick_result
 
 
 @pytest.mark.parametrize("claim_id", CLAIMS)

@@ -19,6 +19,7 @@ from numerics.ns.blow_up import (
 from numerics.errors import Diverged
 from numerics.random import make_generator
 from numerics.ns.steepest_flows import ProductFlow, depth_mask
+from tests.claim_results import quick_result
 from theory.ns.legendre import (
     LAMBDA,
     X0,
@@ -30,16 +31,11 @@ from theory.ns.metric_exponent import DEPTH
 from theory.ns.reparam_balance import Q
 from theory.ns.steepest import dual_exponent
 from verify.registry import get
-from verify.runner import run_claim
 
 CLAIMS = ["ns.cor4.11", "ns.cor4.12"]
-_RESULTS = {}
 
 
-def result(claim_id):
-    if claim_id not in _RESULTS:
-        _RESULTS[claim_id] = run_claim(get(claim_id))
-    return _RESULTS[claim_id]
+result = quick_result
 
 
 # --- the claims ----------------------------------------------------------------------------

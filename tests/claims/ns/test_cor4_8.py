@@ -10,18 +10,15 @@ import verify.claims.ns.cor4_8 as cor
 from numerics.ns.balance_manifold import factors_on_manifold, measured_inverse_metric
 from numerics.random import make_generator
 from numerics.ns.steepest_flows import depth_mask
+from tests.claim_results import quick_result
 from theory.ns.coercivity import LAM, derive_coercivity, derive_perturbed_coercivity
 from theory.ns.reparam_balance import Q
 from verify.registry import get
 from verify.runner import run_claim
 
-_RESULT = {}
-
 
 def result():
-    if "r" not in _RESULT:
-        _RESULT["r"] = run_claim(get("ns.cor4.8"))
-    return _RESULT["r"]
+    return quick_result("ns.cor4.8")
 
 
 def test_fails_as_stated_only_above_one_and_the_control_only_below_one():

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from numerics.random import make_generator
 from numerics.ns.steepest_flows import product_velocity
+from tests.claim_results import quick_result
 from theory.ns.metric_exponent import (
     DEPTH,
     X,
@@ -17,15 +18,10 @@ from theory.ns.metric_exponent import (
 from theory.ns.reparam_balance import Q, U, derive_metric_zero_balance
 from verify.claims.ns._fixed_sign_flow import velocity_of_x
 from verify.registry import get
-from verify.runner import run_claim
-
-_RESULT = {}
 
 
 def result():
-    if "r" not in _RESULT:
-        _RESULT["r"] = run_claim(get("ns.fig2-metric"))
-    return _RESULT["r"]
+    return quick_result("ns.fig2-metric")
 
 
 def test_alias_resolves():

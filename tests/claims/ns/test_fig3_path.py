@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from numerics.ns.escape import frozen_gradient_escape
 from numerics.events import RelativeTime, integrate_to_event
 from numerics.random import make_generator
+from tests.claim_results import quick_result
 from theory.ns.escape_time import (
     arc_length,
     asymptotic_law,
@@ -24,15 +25,10 @@ from theory.ns.reparam_balance import Q
 from verify.error_trends import geometric_tail, pair_estimates
 from verify.evidence import symbolic_identity
 from verify.registry import get
-from verify.runner import run_claim
-
-_RESULT = {}
 
 
 def result():
-    if "quick" not in _RESULT:
-        _RESULT["quick"] = run_claim(get("ns.fig3-path"))
-    return _RESULT["quick"]
+    return quick_result("ns.fig3-path")
 
 
 def test_runs_inside_its_assumptions_and_the_alias_resolves():

@@ -11,23 +11,19 @@ from hypothesis import strategies as st
 
 from numerics.ns.escape import first_jump_time
 from numerics.ns.steepest_flows import Regression
+from tests.claim_results import quick_result
 from theory.ns.escape_time import BETA, EPS, G0, A, B, H, derive_first_jump
 from verify.claims.ns.prior_pesme_flammarion import (
     l2_first_jump,
     stated_first_jump,
     stated_mirror_map,
 )
-from verify.registry import get
-from verify.runner import run_claim
 
 JUMP = derive_first_jump().result
-_RESULT = {}
 
 
 def result():
-    if "quick" not in _RESULT:
-        _RESULT["quick"] = run_claim(get("ns.prior.pesme-flammarion"))
-    return _RESULT["quick"]
+    return quick_result("ns.prior.pesme-flammarion")
 
 
 def test_each_route_fails_under_the_l2_control():

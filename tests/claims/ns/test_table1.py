@@ -18,6 +18,7 @@ from numerics.ns.decayed_limits import (
 from numerics.random import make_generator
 from numerics.ns.steepest_flows import ProductFlow, SeparableQuadratic, depth_mask
 from numerics.slopes import least_squares_slope
+from tests.claim_results import quick_result
 from theory.ns.weight_decay_regularizer import (
     CELL_DECAYS,
     CELL_DEPTHS,
@@ -27,15 +28,10 @@ from theory.ns.weight_decay_regularizer import (
 )
 from verify.claims.ns.table1 import _extrapolate
 from verify.registry import get
-from verify.runner import run_claim
-
-_RESULT = {}
 
 
 def result():
-    if "r" not in _RESULT:
-        _RESULT["r"] = run_claim(get("ns.table1"))
-    return _RESULT["r"]
+    return quick_result("ns.table1")
 
 
 def test_alias_resolves():

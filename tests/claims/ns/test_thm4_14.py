@@ -28,6 +28,7 @@ from numerics.penalised_least_squares import (
 )
 from numerics.random import make_generator
 from numerics.ns.steepest_flows import ProductInverseMetric, depth_mask
+from tests.claim_results import quick_result
 from theory.ns.reparam_balance import ALPHA, Q
 from theory.ns.weight_decay_regularizer import (
     DEPTH,
@@ -39,19 +40,13 @@ from theory.ns.weight_decay_regularizer import (
     tidy,
 )
 from verify.claims.ns._weight_decay_limits import sign_settle_time
-from verify.registry import get
 from verify.run import Run
-from verify.runner import run_claim
 from verify.verdict import Verdict
 
 seeds = st.integers(0, 2**31 - 1)
-_RESULTS = {}
 
 
-def result(claim_id):
-    if claim_id not in _RESULTS:
-        _RESULTS[claim_id] = run_claim(get(claim_id))
-    return _RESULTS[claim_id]
+result = quick_result
 
 
 # --- the claims ---------------------------------------------------------------------------------

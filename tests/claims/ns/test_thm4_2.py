@@ -11,6 +11,7 @@ from numerics.ns.gradient_integrals import SeparablePower, WithGradientIntegrals
 from numerics.integrators import integrate
 from numerics.random import make_generator
 from numerics.ns.steepest_flows import odd_power
+from tests.claim_results import quick_result
 from theory.ns.mirror_convergence import (
     ALPHA,
     DELTA,
@@ -20,16 +21,10 @@ from theory.ns.mirror_convergence import (
     derive_rates,
 )
 from theory.ns.reparam_balance import Q
-from verify.registry import get
-from verify.runner import run_claim
-
-_RESULT = {}
 
 
 def result():
-    if "r" not in _RESULT:
-        _RESULT["r"] = run_claim(get("ns.thm4.2"))
-    return _RESULT["r"]
+    return quick_result("ns.thm4.2")
 
 
 def test_every_route_kind_rejects_the_wrong_power():

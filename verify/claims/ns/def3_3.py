@@ -10,6 +10,7 @@ with the measured order (measured).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterator
 
 import sympy as sp
@@ -158,11 +159,10 @@ def _order_plot(run: Run, p, errors: torch.Tensor, floors: torch.Tensor, order: 
     def positive(values: torch.Tensor) -> list[float]:
         return [v if v > 0 and math.isfinite(v) else math.nan for v in values.tolist()]
 
-    orders = [] if order.measured is None else sorted(float(o) for o in order.measured)
+    orders = [] if order.measured is None else [float(o) for o in order.measured]
     fitted = None
     if orders:
-        median = orders[len(orders) // 2] if len(orders) % 2 else \
-            (orders[len(orders) // 2 - 1] + orders[len(orders) // 2]) / 2
+        median = statistics.median(orders)
         fitted = (median, f"fitted order {median:.2f} (median of {len(orders)} cases)")
     run.plot(Plot("RK4 step ladder: max_t |(w^2 - m^2)(t) - lambda| against the step size",
                   x_label="step size h", y_label="deviation of the balance", log_x=True,
