@@ -173,7 +173,7 @@ def fp32_peak(gpu_name: str | None) -> tuple[float | None, str]:
     return None, "unknown (not in the table)"
 
 
-def environment(device: str) -> dict[str, Any]:
+def environment(device: str, revision: str | None = None) -> dict[str, Any]:
     """What ran, where, with which precision flags (TF32 off, checked after setting)."""
     import numpy
 
@@ -188,7 +188,10 @@ def environment(device: str) -> dict[str, Any]:
         "started": common.now(), "argv": sys.argv, "device": device,
         "python": platform.python_version(), "numpy": numpy.__version__,
         "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-        "torch_debug": torch.version.debug, "git": git_revision(), "precision": flags,
+        "torch_debug": torch.version.debug, "precision": flags,
+        # the device's copy of the tree has no .git: the revision is then the one given
+        "git": git_revision() or (revision and {"revision": revision, "dirty": None,
+                                                "source": "--revision"}),
         "machine": common.machine(),
     }
     if device == "cuda":
@@ -700,6 +703,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "(default reduce-overhead,default on CUDA; none on a CPU smoke)")
     parser.add_argument("--matmul-n", type=int, default=None,
                         help="size of the reference matmul (default 8192; 256 with --smoke)")
+    parser.add_argument("--revision", default=None,
+                        help="git revision to record where the tree has no .git (a copy)")
     parser.add_argument("--smoke-claims", type=int, default=1,
                         help="with --smoke: how many claims of the plan to check (default 1)")
     args = parser.parse_args(argv)
@@ -720,7 +725,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     budget.say(f"environment ({args.device}{', smoke' if args.smoke else ''}) -> {out}")
-    env = environment(args.device)
+    env = environment(args.device, args.revision)
     write_json(out / "environment.json", env)
 
     budget.say("agreement: float64 trainer, device vs cpu ...")

@@ -139,7 +139,12 @@ def _conform(value: Any, declared: Sequence[Any], path: str, key: str) -> Any:
         if unknown:
             raise ParameterError(f"{path}: {unknown[0]!r} is not a key of it (keys: "
                                  f"{', '.join(map(str, keys))})")
-        required = [k for k in keys if all(k in d for d in present)]
+        # a dict whose keys change between fidelities and whose values are all of one kind
+        # is a collection (li2.fig5's panels of groups), not a record: any subset of its
+        # keys is a valid choice; a record must give each key every fidelity gives
+        values = [_kind(v) for d in present for v in d.values()]
+        collection = len({frozenset(d) for d in present}) > 1 and len(set(values)) == 1
+        required = [] if collection else [k for k in keys if all(k in d for d in present)]
         missing = [k for k in required if k not in value]
         if missing:
             raise ParameterError(f"{path} must give every key ({', '.join(map(str, keys))}); "

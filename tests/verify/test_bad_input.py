@@ -153,6 +153,15 @@ def test_valid_overrides_keep_their_meaning():
     eq2 = registry.get("li2.eq2")
     assert validate_overrides(eq2, {"n": 3, "symbolic_size": {"n": 2, "K": 2, "M": 2}}) == \
         {"n": 3, "symbolic_size": {"n": 2, "K": 2, "M": 2}}
+    # a collection (keys differ between fidelities, values of one kind) takes any subset ...
+    fig5 = registry.get("li2.fig5")
+    cyclic = {"cyclic": {"Z71": 1}}
+    assert validate_overrides(fig5, {"panels": cyclic}) == {"panels": cyclic}
+    with pytest.raises(ParameterError, match="'Z7' is not a key of it"):
+        validate_overrides(fig5, {"panels": {"cyclic": {"Z7": 1}}})
+    # ... while a record must still give every key
+    with pytest.raises(ParameterError, match="must give every key"):
+        validate_overrides(eq2, {"symbolic_size": {"n": 2, "K": 2}})
     with pytest.raises(ParameterError, match="must be a finite number"):
         validate_overrides(registry.get("li2.lemma1"), {"mc": {
             **registry.get("li2.lemma1").parameters["quick"]["mc"], "beta": float("inf")}})
