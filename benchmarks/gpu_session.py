@@ -595,7 +595,7 @@ def claims(args: argparse.Namespace, timing_record: Mapping[str, Any], out: Path
     """The plan, in order, each claim run when its estimate fits the budget left."""
     from verify import registry
     registry.load_builtin_claims()
-    plan = PLAN[:args.smoke_claims] if args.smoke else PLAN
+    plan = args.claims or (PLAN[:args.smoke_claims] if args.smoke else PLAN)
     # measured rates for the estimates: the large matmul's, times the trainer's own fraction
     # of it at its best eager row (0.3 when nothing was timed); latency: a 1-seed eager epoch
     eager = [r for r in timing_record["rows"] if r["mode"] == "eager"]
@@ -703,6 +703,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "(default reduce-overhead,default on CUDA; none on a CPU smoke)")
     parser.add_argument("--matmul-n", type=int, default=None,
                         help="size of the reference matmul (default 8192; 256 with --smoke)")
+    parser.add_argument("--claims", nargs="+", choices=PLAN, default=None,
+                        help="check these claims of the plan only, in this order "
+                             "(default: the plan; the first --smoke-claims with --smoke)")
+    parser.add_argument("--no-timing", action="store_true",
+                        help="skip the timing step (a second session for more claims)")
     parser.add_argument("--revision", default=None,
                         help="git revision to record where the tree has no .git (a copy)")
     parser.add_argument("--smoke-claims", type=int, default=1,
@@ -735,14 +740,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                f"{'pass' if agree['passed'] else 'FAIL'}")
 
     timing_record = None
-    if agree["passed"]:
+    if agree["passed"] and not args.no_timing:
         timing_record = timing(args, env, budget, args.timing_share * args.budget_s)
         timing_record["agreement_passed"] = True
-    else:
+    elif not agree["passed"]:
         budget.say("agreement failed: the trainer's timings would be of a wrong computation; "
                    "not timing")
-    write_json(out / "timing.json", timing_record or {"skipped": "agreement failed",
-                                                     "rows": [], "agreement": agree})
+    why = "--no-timing" if agree["passed"] else "agreement failed"
+    write_json(out / "timing.json", timing_record or {"skipped": why, "rows": [],
+                                                     "agreement": agree})
     if timing_record is None:      # the claims' estimates still need rates: measure them
         timing_record = {"rows": [],
                          "matmul_fp32": matmul_rate(args.device, args.matmul_n, torch.float32),
