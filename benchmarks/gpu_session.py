@@ -189,9 +189,10 @@ def environment(device: str, revision: str | None = None) -> dict[str, Any]:
         "python": platform.python_version(), "numpy": numpy.__version__,
         "torch": torch.__version__, "torch_cuda": torch.version.cuda,
         "torch_debug": torch.version.debug, "precision": flags,
-        # the device's copy of the tree has no .git: the revision is then the one given
-        "git": git_revision() or (revision and {"revision": revision, "dirty": None,
-                                                "source": "--revision"}),
+        # the device's copy of the tree carries a stale .git (the session's first commit): the
+    # revision given on the command line wins
+        "git": ({"revision": revision, "dirty": None, "source": "--revision"} if revision
+                else git_revision()),
         "machine": common.machine(),
     }
     if device == "cuda":
@@ -440,6 +441,61 @@ def timing(args: argparse.Namespace, env: Mapping[str, Any], budget: Budget,
     }
 
 
+def kernel_class(name: str) -> str:
+    """A kernel's class by its name: GEMM, reduction, elementwise or other."""
+    low = name.lower()
+    if any(k in low for k in ("gemm", "sgemm", "dgemm", "cutlass", "matmul", "bmm", "addmm",
+                              "mm_", "::mm", "cublas")):
+        return "gemm"
+    if any(k in low for k in ("reduce", "sum", "norm", "mean", "max")):
+        return "reduction"
+    if any(k in low for k in ("elementwise", "triton", "vectorized", "fused", "pointwise",
+                              "copy", "fill", "index", "scatter", "gather", "mul", "add")):
+        return "elementwise"
+    return "other"
+
+
+def profile(device: str, size: Size, seeds: int, mode: str | None,
+            epochs: int = EVERY) -> dict[str, Any]:
+    r"""Where a step's time goes: ``epochs`` warm epochs of the float32 trainer under
+    :mod:`torch.profiler`, the device kernels' self time summed by class (GEMM, reduction,
+    elementwise, other) and the fifteen largest kernels. On the CPU the operators' self
+    time stands in for kernels."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    trainer = small_trainer(size, range(seeds), device=device, dtype=torch.float32,
+                            compile=mode)
+    trainer.train(EVERY, record_last=False)         # warm: compiles, allocates
+    synchronise(device)
+    cuda = device == "cuda"
+    activity = ProfilerActivity.CUDA if cuda else ProfilerActivity.CPU
+    with torch_profile(activities=[activity]) as prof:
+        trainer.train(epochs, record_last=False)
+        synchronise(device)
+    rows = []
+    for e in prof.key_averages():
+        us = (getattr(e, "self_device_time_total", None) if cuda
+              else getattr(e, "self_cpu_time_total", None)) or 0.0
+        if us > 0:
+            rows.append({"name": e.key[:160], "class": kernel_class(e.key),
+                         "calls": e.count, "self_ms": us / 1e3})
+    rows.sort(key=lambda r: -r["self_ms"])
+    total = sum(r["self_ms"] for r in rows)
+    by_class: dict[str, float] = {}
+    for r in rows:
+        by_class[r["class"]] = by_class.get(r["class"], 0.0) + r["self_ms"]
+    del trainer
+    return {"mode": mode or "eager", "seeds": seeds, "epochs": epochs,
+            "time_kind": "device kernel self time" if cuda else "cpu operator self time",
+            "total_ms": total, "ms_per_epoch": total / epochs,
+            "share_by_class": {k: v / total for k, v in sorted(by_class.items())} if total else {},
+            "gemm_flops_per_gemm_second": (step_flops(size) * seeds * epochs
+                                           / (by_class.get("gemm", 0.0) / 1e3)
+                                           if by_class.get("gemm") else None),
+            "top": rows[:15]}
+
+
 # --- 4. claims ------------------------------------------------------------------------------
 
 def _gemm(n: int, K: int, M: int) -> float:
@@ -609,7 +665,9 @@ def claims(args: argparse.Namespace, timing_record: Mapping[str, Any], out: Path
         extra: list[str] = []
         params = dict(claim.parameters["quick" if args.smoke else "full"])
         if claim_id == "li2.fig5":     # the cyclic panel only (`panels` is a --set parameter)
-            params["panels"] = {"cyclic": params["panels"]["cyclic"]}
+            cyclic = params["panels"]["cyclic"]
+            params["panels"] = {"cyclic": {g: d for g, d in cyclic.items()
+                                           if args.fig5_groups is None or g in args.fig5_groups}}
             extra = ["--set", f"panels={params['panels']!r}"]
             assert ast.literal_eval(extra[1].partition("=")[2]) == params["panels"]
         estimate = None
@@ -708,6 +766,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "(default: the plan; the first --smoke-claims with --smoke)")
     parser.add_argument("--no-timing", action="store_true",
                         help="skip the timing step (a second session for more claims)")
+    parser.add_argument("--profile", type=int, default=None, metavar="SEEDS",
+                        help="profile the float32 trainer at this many seeds (profile.json: "
+                             "kernel time by class, the largest kernels)")
+    parser.add_argument("--profile-modes", default=None,
+                        help="comma-separated compile modes to profile after eager")
+    parser.add_argument("--fig5-groups", nargs="+", default=None, metavar="GROUP",
+                        help="li2.fig5: these groups of its cyclic panel only (default all)")
     parser.add_argument("--revision", default=None,
                         help="git revision to record where the tree has no .git (a copy)")
     parser.add_argument("--smoke-claims", type=int, default=1,
@@ -756,6 +821,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         timing_record_for_summary = None
     else:
         timing_record_for_summary = timing_record
+
+    if args.profile:
+        size = SMOKE if args.smoke else FIG3
+        profiles = []
+        for mode in (None, *(m for m in (args.profile_modes or "").split(",") if m)):
+            budget.say(f"profile {mode or 'eager'}, {args.profile} seed(s) ...")
+            try:
+                profiles.append(profile(args.device, size, args.profile, mode))
+            except Exception as exc:  # noqa: BLE001 - a profiler failure is recorded
+                profiles.append({"mode": mode or "eager", "error": f"{type(exc).__name__}: {exc}"})
+                traceback.print_exc()
+        write_json(out / "profile.json", {"size": size.__dict__ | {"n": size.n},
+                                          "profiles": profiles})
 
     checked = claims(args, timing_record, out, budget)
     summary = {"smoke": args.smoke, "budget_s": args.budget_s, "wall_s": budget.elapsed(),

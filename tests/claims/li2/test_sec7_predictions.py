@@ -153,3 +153,14 @@ def test_slope_evidence_with_and_without_censoring():
     assert slope_evidence("q", censored, -1.0, {})[0].ok is None    # true slope only <= -0.5
     assert slope_evidence("q", censored, 0.5, {})[0].ok is False    # but surely below 0.3
     assert math.isfinite(censored.fit.order)
+
+
+@pytest.mark.parametrize("fidelity", ["quick", "full"])
+def test_every_grid_is_geometric_and_decreasing(fidelity):
+    """Each factor's grid feeds a log-log trend fit (``fit_trend`` refuses a grid of unequal
+    ratios): the full grids are checked here, since only the quick one runs in the suite
+    (the full ``out_scale`` grid (4, 2, sqrt 2, 1) once failed on the GPU after training)."""
+    p = get("li2.sec7-predictions").parameters[fidelity]
+    for name, grid in p["grids"].items():
+        ratios = np.array(grid[:-1]) / np.array(grid[1:])
+        assert np.all(ratios > 1) and np.allclose(ratios, ratios[0], rtol=1e-9), (name, grid)
