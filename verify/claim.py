@@ -86,7 +86,9 @@ class Claim:
                              f"{sorted(unknown)}")
         if not self.control.stated:
             raise ValueError(f"{self.id}: the negative control must replace a stated form")
-        undeclared = set(self.space) - set(self.parameters["quick"]) - {"seed"}
+        # a dotted dimension (``training.K``) varies one key of a nested parameter
+        undeclared = {d for d in self.space if d.split(".")[0] not in self.parameters["quick"]
+                      and d != "seed"}
         if undeclared:
             raise ValueError(f"{self.id}: space dimensions {sorted(undeclared)} are not "
                              f"parameters of the claim")

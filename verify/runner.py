@@ -175,6 +175,53 @@ def _conform(value: Any, declared: Sequence[Any], path: str, key: str) -> Any:
     return value
 
 
+def _conform_dotted(claim: Claim, name: str, value: Any, known: Sequence[str]) -> Any:
+    """A dotted override ``a.b.c``: ``a`` a parameter, ``b``, ``c`` keys of its dicts; the
+    value checked against the leaf every fidelity declares there."""
+    head, *path = name.split(".")
+    if head not in known:
+        raise ParameterError(f"{head!r} is not a parameter of {claim.id} (parameters: "
+                             f"{', '.join(known) or 'none'})")
+    declared = [claim.parameters[f][head] for f in FIDELITIES if head in claim.parameters[f]]
+    where = head
+    for key in path:
+        maps = [d for d in declared if isinstance(d, Mapping)]
+        if not maps:
+            raise ParameterError(f"{where} is not a dict, so {name} names nothing")
+        keys = list(dict.fromkeys(k for d in maps for k in d))
+        if key not in keys:
+            raise ParameterError(f"{where}: {key!r} is not a key of it (keys: "
+                                 f"{', '.join(map(str, keys))})")
+        declared = [d[key] for d in maps if key in d]
+        where = f"{where}.{key}"
+    return _conform(value, declared, name, path[-1])
+
+
+def merge_overrides(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` (a fidelity's parameters) with ``overrides`` applied: a dotted name ``a.b``
+    replaces key ``b`` in a copy of the dict ``a``, so one field of a nested setting can be
+    varied (by ``--set training.K=64`` or a stress dimension) without restating the rest.
+
+    >>> merge_overrides({"n": 2, "training": {"K": 8, "lr": 0.1}}, {"training.K": 64})
+    {'n': 2, 'training': {'K': 64, 'lr': 0.1}}
+    """
+    merged = dict(base)
+    plain = {k: v for k, v in overrides.items() if "." not in str(k)}
+    merged.update(plain)
+    for name, value in overrides.items():
+        if "." not in str(name):
+            continue
+        head, *path = str(name).split(".")
+        if head in plain:
+            raise ParameterError(f"{name} and {head} are both given; give one of them")
+        node = merged[head] = dict(merged.get(head) or {})
+        for key in path[:-1]:
+            node[key] = dict(node.get(key) or {})
+            node = node[key]
+        node[path[-1]] = value
+    return merged
+
+
 def validate_overrides(claim: Claim, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     """``overrides`` checked against the parameters ``claim`` declares, before any work.
 
@@ -192,6 +239,9 @@ def validate_overrides(claim: Claim, overrides: Mapping[str, Any] | None) -> dic
     known = list(dict.fromkeys(k for f in FIDELITIES for k in claim.parameters[f]))
     checked = {}
     for name, value in overrides.items():
+        if isinstance(name, str) and "." in name:
+            checked[name] = _conform_dotted(claim, name, value, known)
+            continue
         if name not in known:
             raise ParameterError(f"{name!r} is not a parameter of {claim.id} (parameters: "
                                  f"{', '.join(known) or 'none'})")
@@ -250,7 +300,7 @@ def run_claim(
         raise ParameterError(f"overrides: {exc}") from None
     dev = device if isinstance(device, torch.device) else resolve_device(device)
     verification_precision()
-    params = {**claim.parameters[fidelity], **overrides}
+    params = merge_overrides(claim.parameters[fidelity], overrides)
     assumptions = [AssumptionOutcome(a.name, a.description, bool(a.holds(params)), "parameters")
                    for a in claim.assumptions]
 

@@ -38,7 +38,7 @@ from typing import Any
 from verify.claim import Claim
 from verify.evidence import Evidence, to_json_value
 from verify.results import ClaimResult
-from verify.runner import run_claim
+from verify.runner import merge_overrides, run_claim
 from verify.sampling import SEED, Choice, IntRange, LogUniform
 from verify.verdict import Verdict, verdict_from_evidence
 
@@ -150,7 +150,8 @@ def _strategy(space: Mapping[str, Any]):
 
 
 def _params_hold(claim: Claim, config: Mapping[str, Any], fidelity: str) -> bool:
-    params = {**claim.parameters[fidelity], **{k: v for k, v in config.items() if k != "seed"}}
+    params = merge_overrides(claim.parameters[fidelity],
+                             {k: v for k, v in config.items() if k != "seed"})
     return all(bool(a.holds(params)) for a in claim.assumptions)
 
 

@@ -223,3 +223,22 @@ def test_full_disk_during_check_is_one_line(earlier, capsys, monkeypatch):
     assert code == 3
     assert "database or disk is full" in err and err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def test_a_dotted_override_varies_one_key_of_a_nested_parameter(earlier, capsys):
+    """``--set mc.beta=2.0`` (and a stress dimension of that name) replaces one key of the
+    fidelity's dict and keeps the others; a wrong key or type is refused with its path."""
+    from verify.runner import merge_overrides
+    lemma1 = registry.get("li2.lemma1")
+    quick = lemma1.parameters["quick"]["mc"]
+    assert validate_overrides(lemma1, {"mc.beta": 2.0}) == {"mc.beta": 2.0}
+    merged = merge_overrides(lemma1.parameters["quick"], {"mc.beta": 2.0})
+    assert merged["mc"] == {**quick, "beta": 2.0} and lemma1.parameters["quick"]["mc"] == quick
+    with pytest.raises(ParameterError, match="mc: 'bta' is not a key of it"):
+        validate_overrides(lemma1, {"mc.bta": 2.0})
+    with pytest.raises(ParameterError, match="mc.beta must be a finite number"):
+        validate_overrides(lemma1, {"mc.beta": float("inf")})
+    with pytest.raises(ParameterError, match="both given"):
+        merge_overrides(lemma1.parameters["quick"], {"mc": quick, "mc.beta": 2.0})
+    assert main(["check", "li2.lemma1", "--set", "mc.bta=2"]) == 2
+    assert "mc: 'bta' is not a key" in capsys.readouterr().err

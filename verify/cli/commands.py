@@ -166,7 +166,7 @@ _FLOAT_WORDS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"),
 
 def _assignment(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
-    if not sep or not name.isidentifier():
+    if not sep or not all(part.isidentifier() for part in name.split(".")):
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
     if value.strip().lower() in _FLOAT_WORDS:
         return name, _FLOAT_WORDS[value.strip().lower()]
