@@ -58,8 +58,9 @@ class ClaimResult:
 
     @property
     def inside_assumptions(self) -> bool:
-        """Whether every assumption of the claim's own setting held (probes excluded)."""
-        return all(a.holds for a in self.assumptions if not a.probe)
+        """Whether every assumption of the claim's own setting held (probes and the
+        simulations' own health, ``Run.ran``, excluded)."""
+        return all(a.holds for a in self.assumptions if not a.probe and a.source != "ran")
 
     def key_figure(self) -> dict[str, Any] | None:
         e = key_item(self.evidence)

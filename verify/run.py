@@ -25,7 +25,9 @@ class AssumptionOutcome:
     name: str
     description: str
     holds: bool
-    source: str  # "parameters" (declared predicate) or "data" (evaluated in the check)
+    # "parameters" (declared predicate), "data" (evaluated in the check) or "ran" (the
+    # simulation did what the check needs: Run.ran)
+    source: str
     detail: str = ""
     probe: bool = False  # a deliberate test beyond the assumptions, not the claim's setting
 
@@ -107,6 +109,17 @@ class Run:
         """
         self.data_assumptions.append(
             AssumptionOutcome(name, description or name, bool(holds), "data", detail, probe))
+        return bool(holds)
+
+    def ran(self, name: str, holds: bool, detail: str = "") -> bool:
+        """Record whether a simulation did what the check needs (a net trained beyond
+        chance, an ascent reached its gradient tolerance, a flow stayed finite); returns
+        ``holds``. When one does not hold, the verdict is ``inconclusive`` with this as its
+        reason, whatever the evidence says: a broken run decides nothing. ``detail`` gives
+        the measured figure, e.g. ``"test accuracy 0.04, chance 0.04"``.
+        """
+        self.data_assumptions.append(
+            AssumptionOutcome(name, name, bool(holds), "ran", detail))
         return bool(holds)
 
     def memo_key(self, name: str, key: Hashable = (), *, uses: Sequence[str] = (),

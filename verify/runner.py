@@ -16,7 +16,7 @@ from verify.claim import FIDELITIES, Claim, SkipClaim
 from verify.evidence import Evidence
 from verify.results import ClaimResult, ControlResult
 from verify.run import AssumptionOutcome, Run
-from verify.verdict import Verdict, apply_negative_control, verdict_from_evidence
+from verify.verdict import Verdict, apply_negative_control, apply_ran, verdict_from_evidence
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 #: Seeds are in [0, SEED_LIMIT) (they are mixed into 64-bit generator seeds).
@@ -318,6 +318,8 @@ def run_claim(
         error = traceback.format_exc()
         reason = error.strip().splitlines()[-1]
     verdict, why = (forced, reason) if forced else verdict_from_evidence(evidence)
+    verdict, why = apply_ran(verdict, why, [a for a in run.data_assumptions
+                                            if a.source == "ran" and not a.holds])
 
     control_result = None
     if control and forced is None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from typing import Any
 
 from verify.evidence import Evidence
 
@@ -40,6 +41,17 @@ def verdict_from_evidence(evidence: Sequence[Evidence]) -> tuple[Verdict, str]:
                            for e in undecided)
         return Verdict.INCONCLUSIVE, f"undecided: {detail}"
     return Verdict.PASS, f"all {len(evidence)} evidence items agree within tolerance"
+
+
+def apply_ran(verdict: Verdict, reason: str, broken: Sequence[Any]) -> tuple[Verdict, str]:
+    """A simulation that did not do what the check needs (``Run.ran`` false) makes a pass or
+    a fail ``inconclusive``: its evidence compares numbers from a broken run."""
+    if not broken or verdict not in (Verdict.PASS, Verdict.FAIL):
+        return verdict, reason
+    what = "; ".join(f"{b.name}" + (f" ({b.detail})" if b.detail else "") for b in broken)
+    return (Verdict.INCONCLUSIVE,
+            f"the simulation did not do what the check needs: {what} (it would have been "
+            f"{verdict.value})")
 
 
 def apply_negative_control(verdict: Verdict, reason: str, rejected: bool) -> tuple[Verdict, str]:

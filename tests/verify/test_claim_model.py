@@ -52,6 +52,25 @@ def test_nan_beside_a_failure_is_still_inconclusive():
     assert result.verdict is Verdict.INCONCLUSIVE
 
 
+def _broken_run_check(run):
+    """The planted sum, beside a simulation that reports it did not do its job."""
+    run.ran("the net trained beyond chance", False, "test accuracy 0.04, chance 0.04")
+    yield from gauss_check(run)
+
+
+@pytest.mark.parametrize("stated", [gauss, gauss_off_by_one])
+def test_a_broken_simulation_is_inconclusive_whatever_the_evidence(stated):
+    """``run.ran(..., False)`` voids both a pass and a fail, names the broken part and its
+    figure, and does not count as the claim's setting being outside its assumptions."""
+    result = run_claim(make_claim(stated=stated, check=_broken_run_check))
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "did not do what the check needs: the net trained beyond chance" in result.reason
+    assert "test accuracy 0.04" in result.reason
+    assert ("would have been pass" if stated is gauss else "would have been fail") in result.reason
+    assert result.inside_assumptions
+    assert [a.source for a in result.assumptions] == ["ran"]
+
+
 @pytest.mark.parametrize("exc, verdict, words", [
     (Diverged("energy blew up at step 12"), Verdict.INCONCLUSIVE, "diverged"),
     (SkipClaim("needs CUDA"), Verdict.SKIPPED, "needs CUDA"),
