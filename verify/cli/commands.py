@@ -29,7 +29,7 @@ from verify.cli.arguments import positive_int, thread_count
 from verify.metadata import git_revision, package_versions, run_metadata
 from verify.diagnosis import diagnose
 from verify.results import key_figure_text, merge_runs, run_record, write_json
-from verify.runner import DTYPES, ParameterError, run_claim, validate_overrides
+from verify.runner import DTYPES, ParameterError, merge_overrides, run_claim, validate_overrides
 from verify.store import StoreError, StoreWriteError, result_key
 from verify.cli.sweep import add_sweep_parser, cmd_sweep
 
@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--force", action="store_true",
                        help="rerun claims whose result is stored for the same key, and "
                             "recompute the stored sweep points inside them")
+    p_check.add_argument("--dry-run", action="store_true",
+                         help="print the plan (each claim's estimated time and where the "
+                              "estimate comes from) and run nothing")
+    p_check.add_argument("--yes", action="store_true",
+                         help="run even when the estimate exceeds ten minutes")
     p_check.add_argument("--report", default=None, metavar="DIR",
                          help="also write the report (index.html, report.md, findings.html, "
                               "findings.md) into DIR")
@@ -299,6 +304,41 @@ def _progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def _confirm_plan(args: argparse.Namespace, ids: list[str], device_type: str, store) -> bool:
+    """``--dry-run``: print the plan and say no. Otherwise print the estimate (stderr) when
+    it is over a minute, and refuse a run over :data:`~verify.estimates.CONFIRM_SECONDS`
+    without ``--yes`` (exit 2, before any work)."""
+    from verify.estimates import CONFIRM_SECONDS, describe_seconds, estimate, plan_lines, total
+
+    estimates = [estimate(i, args.fidelity, device_type, store) for i in ids]
+    if args.dry_run:
+        for line in plan_lines(estimates, fidelity=args.fidelity, device_type=device_type,
+                               jobs=args.jobs):
+            print(line)
+        return False
+    seconds, unknown = total(estimates, args.jobs)
+    if seconds > CONFIRM_SECONDS and not args.yes:
+        longest = max((e for e in estimates if e.seconds is not None), key=lambda e: e.seconds)
+        raise UsageError(f"this run is estimated at {describe_seconds(seconds)} (longest "
+                         f"{longest.claim_id}, {longest.text()}, {longest.source}); --dry-run "
+                         f"shows the plan, --yes runs it")
+    if seconds > 60:
+        print(f"{PROG}: estimated {describe_seconds(seconds)} for {len(ids)} claim(s)"
+              + (f" ({unknown} without an estimate)" if unknown else "")
+              + "; --dry-run shows the plan", file=sys.stderr, flush=True)
+    return True
+
+
+def _progress_bar(count: int, fidelity: str):
+    """A tqdm bar over the claims on stderr (elapsed and remaining time) when stderr is a
+    terminal and there is more than one claim; None otherwise (logs stay clean)."""
+    if count < 2 or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+    return tqdm(total=count, unit="claim", desc=f"check ({fidelity})", file=sys.stderr,
+                dynamic_ncols=True, leave=False)
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     claims = registry.all_claims()
     if args.json:
@@ -359,7 +399,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         keys, pending = [], []
         for i, claim in enumerate(claims):
             overrides = all_overrides[i]
-            key = result_key(claim, parameters={**claim.parameters[args.fidelity], **overrides},
+            key = result_key(claim, parameters=merge_overrides(claim.parameters[args.fidelity],
+                                                               overrides),
                              fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
                              device=device.type, versions=versions)
             keys.append(key)
@@ -372,13 +413,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
             else:
                 pending.append((i, overrides))
 
+        if not _confirm_plan(args, [claims[i].id for i, _ in pending], device.type, store):
+            return EXIT_OK
+        bar = _progress_bar(len(pending), args.fidelity)
+
         def finished_claim(i: int, record: dict) -> None:
             if args.modules and not claims[i].check.__module__.startswith("verify.claims."):
                 record["modules"] = list(args.modules)  # the report's reproduce line needs them
             records[i] = record
             if store is not None:
                 store.put(keys[i], record, revision=claim_revision(claims[i]))
+            if bar is not None:
+                bar.clear()
             _print_line(record, width, "")
+            if bar is not None:
+                bar.update(1)
 
         if args.jobs > 1 and len(pending) > 1:
             from verify.check_pool import ClaimTask, run_claims_in_pool
@@ -396,10 +445,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 finished_claim(pending[j][0], record)
         else:
             for done, (i, overrides) in enumerate(pending, 1):
-                _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
+                if bar is not None:
+                    bar.set_postfix_str(claims[i].id)
+                else:
+                    _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
                 result = run_claim(claims[i], fidelity=args.fidelity, device=device,
                                    dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
                 finished_claim(i, result.as_record())
+        if bar is not None:
+            bar.close()
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
         metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
                                 fidelity=args.fidelity)
