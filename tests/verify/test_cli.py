@@ -186,3 +186,13 @@ def test_check_force_recomputes_the_sweep_points_inside_a_claim(tmp_path, monkey
                      "--json", str(tmp_path / "b.json")]) == 0
     assert reused[2:] == [[False] * 3, [False] * 3]
     assert ENV_FORCE not in os.environ
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    """``theory-verify list | head -1``: the closed pipe ends the command quietly (exit 0),
+    not with 'internal error: BrokenPipeError'."""
+    import subprocess
+    import sys
+    done = subprocess.run(f"{sys.executable} -m verify list | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.startswith("li2.") and "error" not in done.stderr, done.stderr

@@ -747,6 +747,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`list | head`): nothing left to say
+        with contextlib.suppress(OSError):  # and no second error when Python flushes at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - one line; THEORY_VERIFY_DEBUG=1 re-raises
         print(f"{PROG}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if os.environ.get("THEORY_VERIFY_DEBUG"):
