@@ -405,6 +405,14 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
     chunks = [pending[j:j + size] for j in range(0, len(pending), size)]
     git = git_revision() if store is not None and chunks else None
     done = len(pts) - len(pending)
+    # on a terminal the default progress is a bar (points done, elapsed, remaining); a
+    # caller's own progress function gets one line per chunk instead
+    bar = None
+    if progress is _tty_progress and chunks and sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=len(pts), initial=done, unit="point", desc=f"sweep {name}",
+                   file=sys.stderr, dynamic_ncols=True, leave=False)
+        progress = None
 
     def finish(chunk: list[int], computed: list[Computed]) -> None:
         nonlocal done
@@ -422,16 +430,22 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
             outcomes[i] = PointOutcome(pts[i], c.value if ok else None,
                                        None if ok else c.value, False, c.seconds)
         done += len(chunk)
+        if bar is not None:
+            bar.update(len(chunk))
         if progress is not None:
             failed = sum(o is not None and not o.ok for o in outcomes)
             progress(f"sweep {name}: {done}/{len(pts)} points ({failed} failed)")
 
-    if backend == "local":
-        for chunk in chunks:
-            finish(chunk, run_chunk(fn, [pts[i] for i in chunk]))
-    elif chunks:
-        _run_on_dask(fn, [[pts[i] for i in chunk] for chunk in chunks], client,
-                     lambda k, computed: finish(chunks[k], computed))
+    try:
+        if backend == "local":
+            for chunk in chunks:
+                finish(chunk, run_chunk(fn, [pts[i] for i in chunk]))
+        elif chunks:
+            _run_on_dask(fn, [[pts[i] for i in chunk] for chunk in chunks], client,
+                         lambda k, computed: finish(chunks[k], computed))
+    finally:
+        if bar is not None:
+            bar.close()
     return SweepReport(name, backend, tuple(outcomes), time.perf_counter() - started)
 
 

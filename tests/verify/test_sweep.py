@@ -242,3 +242,27 @@ def test_cli_runs_a_grid_writes_json_and_rejects_a_bad_function(tmp_path, capsys
     from verify.cli import UsageError
     with pytest.raises(UsageError, match="tests.verify.test_sweep:nope"):
         cmd_sweep(_parse("tests.verify.test_sweep:nope", "--name", "cli", "--grid", "x=[1]"))
+
+
+def test_check_backend_options_reach_the_sweeps_inside_claims(tmp_path, monkeypatch, capsys):
+    """``check --backend/--scheduler`` set the sweep environment for the run only (a claim's
+    ``run_sweep`` reads it), and are refused up front when inconsistent."""
+    from tests.planted import gauss_check, make_claim, planted
+    from verify.cli import main
+    from verify.sweep import ENV_SCHEDULER
+
+    seen = {}
+
+    def check(run):
+        seen.update(backend=os.environ.get(ENV_BACKEND))
+        yield from gauss_check(run)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(ENV_BACKEND, raising=False)
+    with planted(make_claim("test.sweepenv", check=check)):
+        assert main(["check", "test.sweepenv", "--backend", "local", "--store", "off",
+                     "--jobs", "1"]) == 0
+        assert seen == {"backend": "local"} and ENV_BACKEND not in os.environ
+        assert main(["check", "test.sweepenv", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+        assert "--scheduler: needs --backend dask" in capsys.readouterr().err
+    assert ENV_SCHEDULER not in os.environ

@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--force", action="store_true",
                        help="rerun claims whose result is stored for the same key, and "
                             "recompute the stored sweep points inside them")
+    p_check.add_argument("--backend", choices=("local", "dask"), default=None,
+                         help="where the training grids inside claims run (verify.sweep): "
+                              "local (default), or dask (the extra theory-verify[dask]; a "
+                              "LocalCluster unless --scheduler names one)")
+    p_check.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                         help="with --backend dask: the Dask scheduler, e.g. tcp://host:8786")
     p_check.add_argument("--dry-run", action="store_true",
                          help="print the plan (each claim's estimated time and where the "
                               "estimate comes from) and run nothing")
@@ -304,6 +310,17 @@ def _progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def _check_backend(args: argparse.Namespace) -> None:
+    """``--backend dask`` needs dask installed; ``--scheduler`` needs ``--backend dask``."""
+    if args.scheduler is not None and args.backend != "dask":
+        raise UsageError("--scheduler: needs --backend dask")
+    if args.backend == "dask":
+        import importlib.util
+        if importlib.util.find_spec("distributed") is None:
+            raise UsageError("--backend dask: dask.distributed is not installed "
+                             "(pip install 'theory-verify[dask]')")
+
+
 def _confirm_plan(args: argparse.Namespace, ids: list[str], device_type: str, store) -> bool:
     """``--dry-run``: print the plan and say no. Otherwise print the estimate (stderr) when
     it is over a minute, and refuse a run over :data:`~verify.estimates.CONFIRM_SECONDS`
@@ -378,6 +395,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except registry.UnknownClaim as exc:
         raise UsageError(exc.args[0]) from None
     all_overrides = [_overrides(claim, args.assignments) for claim in claims]
+    _check_backend(args)
     check_output_path("--json", args.json_path)
     if args.report:
         check_output_path("--report", args.report, directory=True)
@@ -547,10 +565,12 @@ def _sweep_store_env(args: argparse.Namespace) -> Iterator[None]:
     inherit the environment); the variables are restored afterwards, so a caller of
     :func:`main` keeps its own settings."""
     from verify.store import ENV
-    from verify.sweep import ENV_FORCE
+    from verify.sweep import ENV_BACKEND, ENV_FORCE, ENV_SCHEDULER
 
     values = {ENV: "off" if args.no_store else args.store,
-              ENV_FORCE: "1" if args.force else None}
+              ENV_FORCE: "1" if args.force else None,
+              ENV_BACKEND: getattr(args, "backend", None),
+              ENV_SCHEDULER: getattr(args, "scheduler", None)}
     previous = {name: os.environ.get(name) for name in values}
     for name, value in values.items():
         if value:
