@@ -73,6 +73,10 @@ class Claim:
     #: called a counterexample: ``recheck(params, stated)`` yields Evidence.
     recheck: Callable[[Mapping[str, Any], Mapping[str, Callable[..., Any]]],
                       Iterable[Evidence]] | None = None
+    #: Mutants of the stated forms that may survive (:mod:`verify.mutate`):
+    #: ``"form:operator"`` or ``"form:*"`` -> why (an order-only check, a tolerance that
+    #: justifiably exceeds the perturbation).
+    equivalent_mutants: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -87,6 +91,11 @@ class Claim:
         if not self.control.stated:
             raise ValueError(f"{self.id}: the negative control must replace a stated form")
         # a dotted dimension (``training.K``) varies one key of a nested parameter
+        bad = [k for k in self.equivalent_mutants
+               if k.partition(":")[0] not in self.stated or not k.partition(":")[2]]
+        if bad:
+            raise ValueError(f"{self.id}: equivalent_mutants keys {bad} are not "
+                             f"'form:operator' with a stated form")
         undeclared = {d for d in self.space if d.split(".")[0] not in self.parameters["quick"]
                       and d != "seed"}
         if undeclared:

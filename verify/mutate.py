@@ -1,0 +1,232 @@
+r"""Mutation testing of a claim's stated forms: does the check notice a wrong formula?
+
+The negative control plants one wrong variant by hand. :func:`mutate` plants many, each one
+operator applied to what one stated form returns (the callables in ``Claim.stated``):
+
+* ``scale``: :math:`1.05\,v`, a wrong constant;
+* ``nudge``: :math:`(1+10^{-3})\,v`, a small wrong constant (survives any tolerance above
+  :math:`10^{-3}`, which Monte Carlo and rate checks justify: expect survivors there);
+* ``sign``: :math:`-v`, a flipped sign;
+* ``power``: :math:`\operatorname{sign}(v)\,|v|^{1.1}`, a wrong exponent (``v**(11/10)``
+  on sympy expressions).
+
+Numbers, sympy expressions and matrices, numpy arrays and torch tensors are mutated, and
+tuples, lists and dicts of them element by element; a form that returns anything else (a
+bool, a string) has no mutant of that kind ("not applicable").
+
+A mutant is **killed** when an evidence item that agreed at the baseline (the unmutated claim,
+same seed and setting) now disagrees, or the check raises on it; **survived** when no item
+turns; **undecided** when it only turns items undecided. A claim declares the survivors that
+are right to survive in ``Claim.equivalent_mutants`` (``"form:operator"`` or ``"form:*"`` ->
+a short reason, e.g. ``"order-only: the check compares slopes"``); those are reported as
+**equivalent**. A survivor that is not declared is a gap in the check.
+
+Mutants reuse the baseline's memoised simulations wherever a route does not read the
+mutated form (``run.memo`` keys hold the stated functions a route uses), so a mutant costs
+about what the negative control costs.
+
+>>> mutate_value(2.0, "scale"), mutate_value((1, -8.0), "power")[1] < -8.0
+(2.1, True)
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from verify.claim import Claim
+from verify.results import ClaimResult
+from verify.runner import run_claim
+from verify.verdict import Verdict
+
+OPERATORS = ("scale", "nudge", "sign", "power")
+#: The operators whose mutants no justified tolerance should let through (``nudge`` is
+#: inside Monte Carlo and rate tolerances by design): what the CI tier plants.
+STRICT = ("scale", "sign", "power")
+STATUSES = ("killed", "survived", "equivalent", "undecided", "not applicable")
+
+
+class NotApplicable(TypeError):
+    """The stated form returned something the operator cannot mutate."""
+
+
+def _number(v: Any, op: str) -> Any:
+    if op == "scale":
+        return v * 1.05
+    if op == "nudge":
+        return v * (1 + 1e-3)
+    if op == "sign":
+        return -v
+    if isinstance(v, complex):
+        raise NotApplicable("power of a complex number")
+    return math.copysign(abs(v) ** 1.1, v)
+
+
+def mutate_value(value: Any, op: str) -> Any:
+    """``value`` with operator ``op`` applied (recursively into tuples, lists and dicts);
+    :class:`NotApplicable` for a value that is not numeric."""
+    if op not in OPERATORS:
+        raise ValueError(f"operator: {op!r} is not one of {', '.join(OPERATORS)}")
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        raise NotApplicable(f"{type(value).__name__} is not a number")
+    if isinstance(value, (int, float, complex)):
+        return _number(value, op)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):     # a named tuple
+        return type(value)(*(mutate_value(v, op) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(mutate_value(v, op) for v in value)
+    if isinstance(value, Mapping):
+        return {k: mutate_value(v, op) for k, v in value.items()}
+    module = type(value).__module__.split(".")[0]
+    if module == "torch":
+        if op == "power":
+            return value.sign() * value.abs() ** 1.1
+        return value * 1.05 if op == "scale" else value * (1 + 1e-3) if op == "nudge" else -value
+    if module == "numpy":
+        import numpy as np
+        if op == "power":
+            return np.sign(value) * np.abs(value) ** 1.1
+        return value * 1.05 if op == "scale" else value * (1 + 1e-3) if op == "nudge" else -value
+    if module == "sympy":
+        import sympy as sp
+        factor = {"scale": sp.Rational(21, 20), "nudge": sp.Rational(1001, 1000)}
+        if op in factor:
+            return value * factor[op]
+        if op == "sign":
+            return -value
+        if hasattr(value, "applyfunc"):                   # a matrix: entry by entry
+            return value.applyfunc(lambda e: e ** sp.Rational(11, 10))
+        return value ** sp.Rational(11, 10)
+    raise NotApplicable(f"{type(value).__name__} is not a number")
+
+
+def mutant(fn: Callable[..., Any], op: str) -> Callable[..., Any]:
+    """``fn`` with ``op`` applied to what it returns."""
+    def mutated(*args: Any, **kwargs: Any) -> Any:
+        return mutate_value(fn(*args, **kwargs), op)
+    mutated.__name__ = f"{getattr(fn, '__name__', 'form')}_{op}"
+    mutated.__qualname__ = mutated.__name__
+    return mutated
+
+
+@dataclass(frozen=True)
+class MutantOutcome:
+    """What one mutant did: ``status`` (one of :data:`STATUSES`), the mutated run's verdict,
+    and the items it turned (or why it survived)."""
+
+    form: str
+    operator: str
+    status: str
+    verdict: str
+    detail: str = ""
+
+    def as_record(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class MutationReport:
+    """All mutants of one claim, against its baseline run."""
+
+    claim_id: str
+    baseline: str
+    outcomes: list[MutantOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def gaps(self) -> list[MutantOutcome]:
+        """Survivors the claim does not declare equivalent."""
+        return [o for o in self.outcomes if o.status == "survived"]
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{self.count(s)} {s}" for s in STATUSES if self.count(s))
+        return f"{self.claim_id}: {len(self.outcomes)} mutants: {counts or 'none'}"
+
+    def as_record(self) -> dict[str, Any]:
+        return {"claim": self.claim_id, "baseline": self.baseline, "seconds": self.seconds,
+                "counts": {s: self.count(s) for s in STATUSES},
+                "outcomes": [o.as_record() for o in self.outcomes]}
+
+
+def declared_equivalent(claim: Claim, form: str, op: str) -> str | None:
+    """The claim's reason why ``op`` on ``form`` may survive (None: it may not)."""
+    table = claim.equivalent_mutants
+    return table.get(f"{form}:{op}") or table.get(f"{form}:*")
+
+
+def _turned(baseline: ClaimResult, result: ClaimResult) -> tuple[list[str], list[str]]:
+    """Items that agreed at the baseline and now disagree, and those now undecided; items are
+    matched by position and quantity (a check yields the same items in the same order)."""
+    failed, undecided = [], []
+    for before, after in zip(baseline.evidence, result.evidence):
+        if before.quantity != after.quantity or before.ok is not True:
+            continue
+        if after.ok is False:
+            failed.append(after.quantity)
+        elif after.ok is None:
+            undecided.append(after.quantity)
+    return failed, undecided
+
+
+def plan(claim: Claim, operators: Sequence[str] = OPERATORS) -> list[tuple[str, str]]:
+    """Every (form, operator) pair, forms in the claim's order."""
+    return [(form, op) for form in claim.stated for op in operators]
+
+
+def sample(claim: Claim, budget: int, operators: Sequence[str] = STRICT,
+           seed: int = 0) -> list[tuple[str, str]]:
+    """``budget`` pairs of :func:`plan`, chosen by a hash of the claim id and ``seed`` (the
+    same claim and seed give the same mutants, on every machine)."""
+    pairs = plan(claim, operators)
+    start = zlib.crc32(f"{claim.id}:{seed}".encode()) % max(len(pairs), 1)
+    step = max(1, len(pairs) // max(budget, 1))
+    return [pairs[(start + k * step) % len(pairs)] for k in range(min(budget, len(pairs)))]
+
+
+def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
+           fidelity: str = "quick", seed: int = 0, device: str = "cpu",
+           dtype: str = "float64", baseline: ClaimResult | None = None,
+           progress: Callable[[str], None] | None = None) -> MutationReport:
+    """Plant each mutant of ``pairs`` (default: :func:`plan`, every operator on every form)
+    in ``claim`` and run it at ``fidelity`` without its control; classify each against the
+    baseline run (``baseline`` if given, e.g. a run the caller already has)."""
+    import time
+
+    start = time.perf_counter()
+    settings = dict(fidelity=fidelity, seed=seed, device=device, dtype=dtype, control=False)
+    base = baseline if baseline is not None else run_claim(claim, **settings)
+    report = MutationReport(claim.id, base.verdict.value)
+    for form, op in (plan(claim) if pairs is None else pairs):
+        if form not in claim.stated:
+            raise ValueError(f"form: {form!r} is not a stated form of {claim.id} "
+                             f"({', '.join(claim.stated)})")
+        planted = dataclasses.replace(claim, stated={**claim.stated,
+                                                     form: mutant(claim.stated[form], op)})
+        result = run_claim(planted, **settings)
+        failed, undecided = _turned(base, result)
+        if result.verdict is Verdict.ERROR:
+            last = (result.error or result.reason).strip().splitlines()[-1]
+            status = "not applicable" if "NotApplicable" in last else "killed"
+            detail = last
+        elif failed:
+            status, detail = "killed", "; ".join(failed[:3])
+        elif undecided:
+            status, detail = "undecided", "; ".join(undecided[:3])
+        elif base.verdict is Verdict.PASS and result.verdict is not Verdict.PASS:
+            status, detail = "undecided", result.reason
+        else:
+            why = declared_equivalent(claim, form, op)
+            status = "equivalent" if why else "survived"
+            detail = why or "no item that agreed at the baseline disagrees"
+        outcome = MutantOutcome(form, op, status, result.verdict.value, detail)
+        report.outcomes.append(outcome)
+        if progress:
+            progress(f"{claim.id} {form}:{op} -> {status} ({detail[:80]})")
+    report.seconds = time.perf_counter() - start
+    return report
