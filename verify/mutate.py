@@ -19,7 +19,9 @@ same seed and setting) now disagrees, or the check raises on it; **survived** wh
 turns; **undecided** when it only turns items undecided. A claim declares the survivors that
 are right to survive in ``Claim.equivalent_mutants`` (``"form:operator"`` or ``"form:*"`` ->
 a short reason, e.g. ``"order-only: the check compares slopes"``); those are reported as
-**equivalent**. A survivor that is not declared is a gap in the check.
+**equivalent**, and so is a mutant that changed none of the values its form returned in the
+run (a sign flip of zeros, a power of ones: equivalent by construction). A survivor that is
+neither is a gap in the check.
 
 Mutants reuse the baseline's memoised simulations wherever a route does not read the
 mutated form (``run.memo`` keys hold the stated functions a route uses), so a mutant costs
@@ -103,10 +105,38 @@ def mutate_value(value: Any, op: str) -> Any:
     raise NotApplicable(f"{type(value).__name__} is not a number")
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether a mutated value equals the original (then that call was a no-op)."""
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, Mapping):
+        return all(_same(a[k], b[k]) for k in a)
+    module = type(a).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return bool(torch.equal(a, b))
+    if module == "numpy":
+        import numpy as np
+        return bool(np.array_equal(a, b))
+    if module == "sympy":
+        import sympy as sp
+        diff = sp.simplify(sp.Matrix(a) - sp.Matrix(b)) if hasattr(a, "shape") \
+            else sp.simplify(a - b)
+        return bool(diff.is_zero_matrix if hasattr(diff, "is_zero_matrix") else diff == 0)
+    return bool(a == b)
+
+
 def mutant(fn: Callable[..., Any], op: str) -> Callable[..., Any]:
-    """``fn`` with ``op`` applied to what it returns."""
+    """``fn`` with ``op`` applied to what it returns; ``mutant.changed`` counts the calls
+    whose value the operator changed (0 after a run: the mutant was a no-op, e.g. a sign
+    flip of zeros, a power of ones)."""
     def mutated(*args: Any, **kwargs: Any) -> Any:
-        return mutate_value(fn(*args, **kwargs), op)
+        value = fn(*args, **kwargs)
+        out = mutate_value(value, op)
+        if not mutated.changed and not _same(value, out):
+            mutated.changed += 1
+        return out
+    mutated.changed = 0
     mutated.__name__ = f"{getattr(fn, '__name__', 'form')}_{op}"
     mutated.__qualname__ = mutated.__name__
     return mutated
@@ -206,8 +236,8 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
         if form not in claim.stated:
             raise ValueError(f"form: {form!r} is not a stated form of {claim.id} "
                              f"({', '.join(claim.stated)})")
-        planted = dataclasses.replace(claim, stated={**claim.stated,
-                                                     form: mutant(claim.stated[form], op)})
+        planted_form = mutant(claim.stated[form], op)
+        planted = dataclasses.replace(claim, stated={**claim.stated, form: planted_form})
         result = run_claim(planted, **settings)
         failed, undecided = _turned(base, result)
         if result.verdict is Verdict.ERROR:
@@ -220,6 +250,9 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
             status, detail = "undecided", "; ".join(undecided[:3])
         elif base.verdict is Verdict.PASS and result.verdict is not Verdict.PASS:
             status, detail = "undecided", result.reason
+        elif not planted_form.changed:
+            status, detail = "equivalent", ("no-op: the operator changed none of the values "
+                                            "the form returned in this run")
         else:
             why = declared_equivalent(claim, form, op)
             status = "equivalent" if why else "survived"

@@ -1,0 +1,96 @@
+"""``verify.mutate`` and ``python -m verify mutate``: mutants of the stated forms are killed by
+a check with power, survive one without, and a declared equivalence is reported as such."""
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.planted import gauss, make_claim, planted
+from verify.cli import main
+from verify.evidence import Route, Tolerance, at_least
+from verify.mutate import NotApplicable, STRICT, mutate, mutate_value, plan, sample
+
+
+def _bound_only_check(run):
+    """Checks only that the stated sum is positive: a sign flip is seen, a scale is not."""
+    n = run.params["n"]
+    yield at_least(Route.NUMERIC, "stated sum is positive", bound=0.0,
+                   measured=float(run.stated["sum"](n)), tolerance=Tolerance(0.0, "exact"))
+
+
+def test_a_check_with_power_kills_every_strict_mutant():
+    report = mutate(make_claim(), pairs=plan(make_claim(), STRICT))
+    assert [o.status for o in report.outcomes] == ["killed"] * 3, report.outcomes
+    assert report.baseline == "pass" and not report.gaps
+
+
+def test_a_weak_check_lets_mutants_through_unless_declared():
+    weak = make_claim(check=_bound_only_check)
+    report = mutate(weak, pairs=plan(weak, STRICT))
+    status = {o.operator: o.status for o in report.outcomes}
+    assert status == {"scale": "survived", "sign": "killed", "power": "survived"}
+    declared = dataclasses.replace(weak, equivalent_mutants={
+        "sum:scale": "the check only bounds the sign", "sum:power": "the same"})
+    report = mutate(declared, pairs=plan(declared, STRICT))
+    assert [o.status for o in report.outcomes] == ["equivalent", "killed", "equivalent"]
+    assert not report.gaps
+
+
+def test_declarations_must_name_a_stated_form():
+    with pytest.raises(ValueError, match="equivalent_mutants"):
+        dataclasses.replace(make_claim(), equivalent_mutants={"nosuch:scale": "x"})
+
+
+@given(st.floats(-1e6, 1e6, allow_nan=False).filter(lambda v: abs(v) > 1e-3))
+def test_operators_change_every_kind_of_value_alike(v):
+    """A number, a sympy expression, a numpy array and a torch tensor get the same mutant."""
+    for op in ("scale", "nudge", "sign", "power"):
+        expected = mutate_value(v, op)
+        assert expected != v
+        assert float(mutate_value(np.array([v]), op)[0]) == pytest.approx(expected, rel=1e-12)
+        assert float(mutate_value(torch.tensor([v], dtype=torch.float64), op)[0]) == \
+            pytest.approx(expected, rel=1e-12)
+        if v > 0 or op != "power":      # sympy's principal power of a negative is complex
+            assert float(mutate_value(sp.Float(v, 30), op)) == pytest.approx(expected, rel=1e-9)
+
+
+def test_containers_are_mutated_element_by_element_and_non_numbers_refused():
+    assert mutate_value({"a": (1.0, [2.0])}, "sign") == {"a": (-1.0, [-2.0])}
+    assert mutate_value(sp.Matrix([[4, 9]]), "power") == sp.Matrix(
+        [[sp.Integer(4) ** sp.Rational(11, 10), sp.Integer(9) ** sp.Rational(11, 10)]])
+    with pytest.raises(NotApplicable):
+        mutate_value(True, "scale")
+
+
+def test_the_sample_is_a_fixed_choice_per_claim_and_seed():
+    claim = make_claim()
+    assert sample(claim, 2, STRICT) == sample(claim, 2, STRICT)
+    assert len(sample(claim, 2, STRICT)) == 2 and len(sample(claim, 9, STRICT)) == 3
+
+
+def test_cli_reports_survivors_and_strict_exits_one(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    with planted(make_claim("test.weak", check=_bound_only_check)):
+        assert main(["mutate", "test.weak", "--operators", "scale,sign", "--json",
+                     str(out)]) == 0
+        text = capsys.readouterr().out
+        assert "sum:scale  survived" in text and "1 killed, 1 survived undeclared" in text
+        assert json.loads(out.read_text())["mutation"][0]["counts"]["survived"] == 1
+        assert main(["mutate", "test.weak", "--operators", "scale", "--strict"]) == 1
+        assert main(["mutate", "test.weak", "--operators", "bogus"]) == 2
+
+
+def _zero_form(n):
+    return 0.0 * n
+
+
+def test_a_mutant_that_changes_nothing_is_equivalent_by_construction():
+    claim = make_claim(stated=_zero_form, check=_bound_only_check)
+    report = mutate(claim, pairs=[("sum", "sign"), ("sum", "power")])
+    assert [o.status for o in report.outcomes] == ["equivalent", "equivalent"]
+    assert "no-op" in report.outcomes[0].detail
