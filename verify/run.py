@@ -162,6 +162,35 @@ class Run:
         ``compute`` depends on."""
         return _memo.cached(self.memo_key(name, key, uses=uses, scope=scope), compute)
 
+    def sweep(self, name: str, fn: Callable[..., Any], points: Sequence[Mapping[str, Any]],
+              *, batch_size: int = 1) -> list[dict[str, Any]]:
+        """The results of :func:`verify.sweep.run_sweep` over ``points`` (a training grid:
+        configurations x seeds), in their order: in this process, or on the Dask cluster
+        ``check --backend dask`` names; each finished point is stored, so a rerun computes
+        only what is missing. ``fn`` is a module-level point function (JSON dict in, JSON
+        dict out; :func:`verify.sweep.batched` for a list of points per call); the points
+        must hold everything it depends on (device and dtype included), since the result is
+        memoised for the process under them, so the negative control and other claims that
+        ask for the same points reuse it. Raises ``RuntimeError`` naming the points that
+        failed."""
+        from verify.sweep import run_sweep
+
+        pts = [dict(p) for p in points]
+
+        def compute() -> list[dict[str, Any]]:
+            report = run_sweep(fn, pts, name=f"{self.claim_id}:{name}",
+                               batch_size=batch_size)
+            if report.failed:
+                raise RuntimeError(f"sweep {name}: {len(report.failed)} of {len(pts)} points "
+                                   f"failed: " + "; ".join(
+                                       f"{o.point}: {str(o.error).strip().splitlines()[-1]}"
+                                       for o in report.failed[:3]))
+            return report.results
+
+        key = json.dumps(to_json_value(pts), sort_keys=True)
+        return self.memo(f"sweep {name}", compute, key=(getattr(fn, "__qualname__", ""), key),
+                         scope="process")
+
     def memo_route(self, name: str, uses: Sequence[str], route: Callable[[], Iterator[Evidence]],
                    *, key: Hashable = ()) -> Iterator[Evidence]:
         """The evidence of ``route()``, computed once per (the key of :meth:`memo`, the stated

@@ -266,3 +266,28 @@ def test_check_backend_options_reach_the_sweeps_inside_claims(tmp_path, monkeypa
         assert main(["check", "test.sweepenv", "--scheduler", "tcp://127.0.0.1:1"]) == 2
         assert "--scheduler: needs --backend dask" in capsys.readouterr().err
     assert ENV_SCHEDULER not in os.environ
+
+
+def test_run_sweep_inside_a_claim_is_memoised_and_names_failed_points(tmp_path, monkeypatch):
+    """``run.sweep`` runs the grid once per process (the control reuses it) and turns failed
+    points into one error naming them."""
+    from tests.planted import gauss_check, make_claim
+    from verify.runner import run_claim
+    from verify.store import ENV
+
+    monkeypatch.setenv(ENV, "off")
+    calls = []
+
+    def check(run):
+        calls.append(run.sweep("squares", square_point, [{"x": 2}, {"x": 3}]))
+        yield from gauss_check(run)
+
+    result = run_claim(make_claim("test.sweepmemo", check=check))
+    assert calls == [[{"y": 4}, {"y": 9}]] * 2 and result.verdict.value == "pass"
+
+    def failing(run):
+        run.sweep("bad", square_point, [{"x": 1}, {"x": -1}])
+        yield from gauss_check(run)
+
+    bad = run_claim(make_claim("test.sweepbad", check=failing), control=False)
+    assert bad.verdict.value == "error" and "1 of 2 points failed" in bad.reason
