@@ -16,8 +16,11 @@ bool, a string) has no mutant of that kind ("not applicable").
 
 A mutant is **killed** when an evidence item that agreed at the baseline (the unmutated claim,
 same seed and setting) now disagrees, or the check raises on it; **survived** when no item
-turns; **undecided** when it only turns items undecided. A claim declares the survivors that
-are right to survive in ``Claim.equivalent_mutants`` (``"form:operator"`` or ``"form:*"`` ->
+turns; **undecided** when it only turns items undecided; **masked** when the only items it
+moves already disagree at the baseline (the claim fails there as printed, so a wrong variant
+of the same form cannot fail it further: the check reads the form, and has shown it wrong).
+A claim declares the survivors that are right to survive in ``Claim.equivalent_mutants``
+(``"form:operator"`` or ``"form:*"`` ->
 a short reason, e.g. ``"order-only: the check compares slopes"``); those are reported as
 **equivalent**, and so is a mutant that changed none of the values its form returned in the
 run (a sign flip of zeros, a power of ones: equivalent by construction). A survivor that is
@@ -48,7 +51,7 @@ OPERATORS = ("scale", "nudge", "sign", "power")
 #: The operators whose mutants no justified tolerance should let through (``nudge`` is
 #: inside Monte Carlo and rate tolerances by design): what the CI tier plants.
 STRICT = ("scale", "sign", "power")
-STATUSES = ("killed", "survived", "equivalent", "undecided", "not applicable")
+STATUSES = ("killed", "masked", "survived", "equivalent", "undecided", "not applicable")
 
 
 class NotApplicable(TypeError):
@@ -190,18 +193,23 @@ def declared_equivalent(claim: Claim, form: str, op: str) -> str | None:
     return table.get(f"{form}:{op}") or table.get(f"{form}:*")
 
 
-def _turned(baseline: ClaimResult, result: ClaimResult) -> tuple[list[str], list[str]]:
-    """Items that agreed at the baseline and now disagree, and those now undecided; items are
+def _turned(baseline: ClaimResult, result: ClaimResult
+            ) -> tuple[list[str], list[str], list[str]]:
+    """Items that agreed at the baseline and now disagree, those now undecided, and items
+    that already disagreed at the baseline whose discrepancy the mutant changed; items are
     matched by position and quantity (a check yields the same items in the same order)."""
-    failed, undecided = [], []
+    failed, undecided, moved = [], [], []
     for before, after in zip(baseline.evidence, result.evidence):
-        if before.quantity != after.quantity or before.ok is not True:
+        if before.quantity != after.quantity:
             continue
-        if after.ok is False:
+        if before.ok is False:
+            if after.discrepancy != before.discrepancy:
+                moved.append(after.quantity)
+        elif before.ok is True and after.ok is False:
             failed.append(after.quantity)
-        elif after.ok is None:
+        elif before.ok is True and after.ok is None:
             undecided.append(after.quantity)
-    return failed, undecided
+    return failed, undecided, moved
 
 
 def plan(claim: Claim, operators: Sequence[str] = OPERATORS) -> list[tuple[str, str]]:
@@ -239,7 +247,7 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
         planted_form = mutant(claim.stated[form], op)
         planted = dataclasses.replace(claim, stated={**claim.stated, form: planted_form})
         result = run_claim(planted, **settings)
-        failed, undecided = _turned(base, result)
+        failed, undecided, moved = _turned(base, result)
         if result.verdict is Verdict.ERROR:
             last = (result.error or result.reason).strip().splitlines()[-1]
             status = "not applicable" if "NotApplicable" in last else "killed"
@@ -250,6 +258,9 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
             status, detail = "undecided", "; ".join(undecided[:3])
         elif base.verdict is Verdict.PASS and result.verdict is not Verdict.PASS:
             status, detail = "undecided", result.reason
+        elif moved:
+            status, detail = "masked", ("read by items that already fail at the baseline: "
+                                        + "; ".join(moved[:3]))
         elif not planted_form.changed:
             status, detail = "equivalent", ("no-op: the operator changed none of the values "
                                             "the form returned in this run")

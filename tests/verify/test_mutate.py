@@ -94,3 +94,13 @@ def test_a_mutant_that_changes_nothing_is_equivalent_by_construction():
     report = mutate(claim, pairs=[("sum", "sign"), ("sum", "power")])
     assert [o.status for o in report.outcomes] == ["equivalent", "equivalent"]
     assert "no-op" in report.outcomes[0].detail
+
+
+def test_a_mutant_of_a_form_already_shown_wrong_is_masked_not_survived():
+    """li2.cor2-like: the stated form fails at the baseline; its mutants move that failing
+    item's discrepancy but cannot turn an agreeing one."""
+    from tests.planted import gauss_off_by_one
+    wrong = make_claim(stated=gauss_off_by_one)
+    report = mutate(wrong, pairs=[("sum", "scale")])
+    assert report.baseline == "fail" and report.outcomes[0].status == "masked"
+    assert not report.gaps
