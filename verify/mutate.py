@@ -254,6 +254,10 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
             detail = last
         elif failed:
             status, detail = "killed", "; ".join(failed[:3])
+        elif result.verdict is Verdict.FAIL and base.verdict is not Verdict.FAIL:
+            # an item whose name carries the stated value (e.g. "order vs stated 2.2") is
+            # not matched by name, but the verdict turned
+            status, detail = "killed", result.reason
         elif undecided:
             status, detail = "undecided", "; ".join(undecided[:3])
         elif base.verdict is Verdict.PASS and result.verdict is not Verdict.PASS:
