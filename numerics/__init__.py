@@ -16,7 +16,9 @@ The core, for any paper (each paper's simulations live in :mod:`numerics.li2`,
 * :mod:`numerics.sphere` (Riemannian gradient and Hessian on the unit sphere),
   :mod:`numerics.polar` (polar factors, nuclear norm, Newton-Schulz),
   :mod:`numerics.optimizers` (batched first-order optimisers), :mod:`numerics.activations`,
-  :mod:`numerics.penalised_least_squares` (reference minimisers).
+  :mod:`numerics.penalised_least_squares` (reference minimisers), :mod:`numerics.solves`
+  (linear solves: Cholesky for positive definite systems, batched LU safe with several
+  threads).
 
 RK4 on :math:`\dot y = -y` has global error :math:`O(h^4)`: halving the step divides it by 16.
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import torch
 
+from numerics import solves
+
 # (a, b, c) of the author's five quintic steps X <- aX + b(XX^T)X + c(XX^T)^2 X (SOURCES §6.4).
 AUTHOR_NS_COEFFICIENTS: tuple[tuple[float, float, float], ...] = (
     (4.01, -9.22, 5.80),
@@ -150,7 +152,7 @@ def newton_polar(X: torch.Tensor, *, max_iterations: int = 60) -> torch.Tensor:
     n = X.shape[-1]
     tol = 8 * n * torch.finfo(X.dtype).eps
     for _ in range(max_iterations):
-        inverse = torch.linalg.inv(X)
+        inverse = solves.inv(X)
         zeta = (torch.linalg.matrix_norm(inverse) / torch.linalg.matrix_norm(X)).sqrt()
         zeta = zeta[..., None, None]
         step = 0.5 * (zeta * X + inverse.mT / zeta)

@@ -10,13 +10,16 @@ from typing import Any
 import sympy as sp
 import torch
 
+from numerics import solves
+
 
 def inv(m: Any) -> Any:
-    """The inverse as printed in the paper (a solve against I for tensors)."""
+    """The inverse as printed in the paper (exact for sympy; for tensors LU with partial
+    pivoting, whatever the matrix, safe over a batch with several threads:
+    :func:`numerics.solves.inv`)."""
     if isinstance(m, sp.MatrixBase):
         return m.inv()
-    eye_m = torch.eye(m.shape[-1], dtype=m.dtype, device=m.device).expand_as(m)
-    return torch.linalg.solve(m, eye_m)
+    return solves.inv(m)
 
 
 def eye(n: int, like: Any) -> Any:

@@ -5,15 +5,21 @@ torch threads, and runs a claim's check and its negative control with
 :func:`verify.runner.run_claim`, so a record is the one a serial run makes: every draw comes from
 a generator seeded by ``(seed, claim id, stream)``, never from process state. Claims are handed
 out longest-first when their durations are known (a long claim started last would otherwise
-set the wall time alone).
+set the wall time alone). The pool is the module's own (a pipe per worker): a claim past its
+time limit or a worker that dies takes down that worker only, never the run.
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
+import collections
+import contextlib
 import gc
 import importlib
+import math
 import multiprocessing
-from collections.abc import Iterator, Mapping, Sequence
+import multiprocessing.connection as mp_connection
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,24 +57,88 @@ def _start_worker(modules: Sequence[str], threads: int | None) -> None:
 
 
 def _run_one(task: ClaimTask, fidelity: str, device: torch.device, dtype: torch.dtype,
-             seed: int) -> dict:
+             seed: int, time_limit: float | None) -> dict:
     from verify import registry
     from verify.runner import run_claim
 
     result = run_claim(registry.get(task.claim_id), fidelity=fidelity, device=device,
-                       dtype=dtype, seed=seed, overrides=dict(task.overrides))
+                       dtype=dtype, seed=seed, overrides=dict(task.overrides),
+                       time_limit=time_limit)
     return result.as_record()
 
 
 #: How workers may be started: ``spawn`` (a fresh interpreter that imports everything again)
 #: or ``fork`` (a copy of the caller, imports included).
 START_METHODS = ("spawn", "fork")
+#: Seconds a worker gets past a claim's time limit to send back the ``error`` record of its
+#: own limit (:func:`verify.runner.run_claim`: raise, format the traceback, pickle) before it
+#: is killed: that is a native call that never returned (the limit acts between bytecodes).
+KILL_GRACE_S = 10.0
+#: How often a claim whose worker was lost (killed, crashed) is run again in a fresh worker.
+RETRIES = 1
+
+
+def _serve(connection: Any, modules: Sequence[str], threads: int | None) -> None:
+    """A worker: set up once, then run the claims the parent sends until it sends None (or
+    is gone: the pipe's end of file)."""
+    _start_worker(modules, threads)
+    while (job := _receive(connection)) is not None:
+        index, task, settings = job
+        try:
+            connection.send((index, _run_one(task, **settings), None))
+        except Exception as exc:  # noqa: BLE001 - bad arguments: raised in the parent
+            connection.send((index, None, exc))
+
+
+def _receive(connection: Any) -> Any:
+    try:
+        return connection.recv()
+    except EOFError:
+        return None
+
+
+class _Worker:
+    """One worker process, its end of the pipe and the claim it runs (None when idle)."""
+
+    def __init__(self, context: Any, modules: Sequence[str], threads: int | None) -> None:
+        self.connection, child = context.Pipe()
+        # not a daemon: a claim may start processes of its own (a Dask LocalCluster)
+        self.process = context.Process(target=_serve, args=(child, tuple(modules), threads))
+        self.process.start()
+        child.close()
+        self.index: int | None = None
+        self.started = self.deadline = math.inf
+
+    def give(self, index: int, task: ClaimTask, settings: dict, limit: float | None) -> None:
+        self.connection.send((index, task, settings))
+        self.index, self.started = index, time.monotonic()
+        self.deadline = self.started + limit + KILL_GRACE_S if limit else math.inf
+
+    def stop(self, *, kill: bool) -> None:
+        if not kill and self.process.is_alive():
+            with contextlib.suppress(OSError):
+                self.connection.send(None)
+            self.process.join(KILL_GRACE_S)
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+    def how_it_ended(self) -> str:
+        self.process.join(KILL_GRACE_S)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            with contextlib.suppress(ValueError):
+                return f"killed by {signal.Signals(-code).name}"
+        return f"exit code {code}"
 
 
 def run_claims_in_pool(tasks: Sequence[ClaimTask], *, jobs: int, fidelity: str,
                        device: torch.device, dtype: torch.dtype, seed: int,
                        modules: Sequence[str] = (), threads: int | None = None,
-                       start_method: str = "spawn") -> Iterator[tuple[int, dict]]:
+                       start_method: str = "spawn", time_limit: float | None = None,
+                       notify: Callable[[str], None] | None = None
+                       ) -> Iterator[tuple[int, dict]]:
     """Yield ``(index into tasks, result record)`` as each claim finishes.
 
     ``jobs`` worker processes, started with ``start_method``. ``spawn`` is the safe default:
@@ -77,19 +147,79 @@ def run_claims_in_pool(tasks: Sequence[ClaimTask], *, jobs: int, fidelity: str,
     4 s of CPU per worker on 2 cores) and is for a caller that has only imported modules and
     set thread counts, run no torch operation in parallel and touched no GPU, as
     ``python -m verify check`` on the CPU. A check that raises is already an ``error`` record
-    (see :func:`verify.runner.run_claim`); a worker that dies takes the pool down and the
-    error propagates after the finished records were yielded.
+    (see :func:`verify.runner.run_claim`), and so is one past ``time_limit`` seconds: the
+    worker stops it between bytecodes, or, :data:`KILL_GRACE_S` later, is killed and replaced.
+    A worker that dies (killed, crashed) is replaced and its claim run again in the new one,
+    :data:`RETRIES` times; then the claim's record is an ``error`` naming it. Every claim
+    gets a record; ``notify`` (if given) hears of each lost worker.
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: {jobs!r} must be an integer >= 1")
     if start_method not in START_METHODS:
         raise ValueError(f"start_method: {start_method!r} must be one of {START_METHODS}")
-    order = sorted(range(len(tasks)), key=lambda i: -tasks[i].expected_seconds)
+    from verify import registry
+    from verify.runner import error_result, lost_worker_reason, time_limit_reason
+
+    settings = {"fidelity": fidelity, "device": device, "dtype": dtype, "seed": seed,
+                "time_limit": time_limit}
+    queue = collections.deque(sorted(range(len(tasks)),
+                                     key=lambda i: -tasks[i].expected_seconds))
+    losses = collections.Counter()
     context = multiprocessing.get_context(start_method)
-    with cf.ProcessPoolExecutor(min(jobs, max(len(tasks), 1)), mp_context=context,
-                                initializer=_start_worker,
-                                initargs=(tuple(modules), threads)) as pool:
-        futures = {pool.submit(_run_one, tasks[i], fidelity, device, dtype, seed): i
-                   for i in order}
-        for future in cf.as_completed(futures):
-            yield futures[future], future.result()
+    workers = [_Worker(context, modules, threads) for _ in range(min(jobs, len(tasks)))]
+
+    def lost(w: _Worker, reason: str, error: str) -> dict:
+        task = tasks[w.index]
+        return error_result(registry.get(task.claim_id), fidelity=fidelity, device=device,
+                            dtype=dtype, seed=seed, overrides=task.overrides, reason=reason,
+                            seconds=time.monotonic() - w.started, error=error).as_record()
+
+    finished = False
+    try:
+        while queue or any(w.index is not None for w in workers):
+            for w in workers:
+                if w.index is None and queue:
+                    index = queue.popleft()
+                    w.give(index, tasks[index], settings, time_limit)
+            busy = [w for w in workers if w.index is not None]
+            wait = min(w.deadline for w in busy) - time.monotonic()
+            ready = set(mp_connection.wait(
+                [w.connection for w in busy] + [w.process.sentinel for w in busy],
+                timeout=None if math.isinf(wait) else max(wait, 0.0)))
+            for n, w in enumerate(workers):
+                if w.index is None:
+                    continue
+                index, claim_id = w.index, tasks[w.index].claim_id
+                if w.connection in ready or w.process.sentinel in ready:
+                    try:
+                        _, record, raised = w.connection.recv()
+                    except (EOFError, OSError):  # it died before sending its record
+                        how = w.how_it_ended()
+                        losses[index] += 1
+                        w.stop(kill=True)
+                        workers[n] = _Worker(context, modules, threads)
+                        if losses[index] <= RETRIES:
+                            if notify:
+                                notify(f"worker lost running {claim_id} ({how}); running it "
+                                       f"again in a fresh worker")
+                            queue.appendleft(index)
+                            continue
+                        yield index, lost(w, lost_worker_reason(claim_id, how),
+                                          f"the worker process running {claim_id} ended "
+                                          f"({how}) before sending its result, twice")
+                        continue
+                    if raised is not None:
+                        raise raised
+                    w.index, w.deadline = None, math.inf
+                    yield index, record
+                elif time.monotonic() >= w.deadline:
+                    w.stop(kill=True)
+                    workers[n] = _Worker(context, modules, threads)
+                    reason = time_limit_reason(time_limit, claim_id)
+                    yield index, lost(w, reason, f"{reason}: its worker process had not "
+                                                 f"returned {KILL_GRACE_S:g} s later and was "
+                                                 f"killed")
+        finished = True
+    finally:
+        for w in workers:
+            w.stop(kill=not finished)

@@ -1,11 +1,15 @@
 """Run a claim's check (and its negative control) and turn the evidence into a verdict."""
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+import re
+import signal
+import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -19,6 +23,16 @@ from verify.run import AssumptionOutcome, Run
 from verify.verdict import Verdict, apply_negative_control, apply_ran, verdict_from_evidence
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+#: Default per-claim time limit in seconds, by fidelity (``check --time-limit`` overrides it).
+#: quick: the slowest quick claim takes 8 s on 2 CPU cores (li2.sec7-predictions; the whole
+#: quick run 65-90 s, verify/measured_times.json), but li2.thm6-training took 285 s there with
+#: --threads 2 at a load average of 11 (two threads on busy cores wait on each other), so 600 s
+#: leaves a factor of 2 over the worst seen and still ends a hang in minutes. full: on 2 cores
+#: the full claims measured or modelled take at most 43 min (li2.fig3, modelled), except
+#: li2.thm4 and li2.fig5 (modelled at 16 h and 3 days: they need --time-limit none; li2.thm2,
+#: li2.thm6 and ns.fig3-path were stopped at 10 min, unmeasured), and the slowest on an H100
+#: took 106 s (li2.thm6-training): an hour lets the others finish and bounds a hang.
+TIME_LIMITS = {"quick": 600.0, "full": 3600.0}
 #: Seeds are in [0, SEED_LIMIT) (they are mixed into 64-bit generator seeds).
 SEED_LIMIT = 2**63
 
@@ -268,6 +282,82 @@ def _execute(claim: Claim, run: Run) -> tuple[list[Evidence], Verdict | None, st
     return evidence, None, ""
 
 
+class ClaimTimeLimit(BaseException):
+    """A claim ran past its time limit. A ``BaseException``, as ``KeyboardInterrupt`` is: a
+    check's own ``except Exception`` must not swallow it."""
+
+
+def time_limit_reason(seconds: float, claim_id: str) -> str:
+    return f"time limit of {seconds:g} s exceeded ({claim_id})"
+
+
+def lost_worker_reason(claim_id: str, how: str) -> str:
+    return f"worker process lost twice running {claim_id} (the last {how})"
+
+
+_INTERRUPTED = re.compile(r"time limit of \S+ s exceeded \(|worker process lost twice running ")
+
+
+def interrupted(record: Mapping[str, Any]) -> bool:
+    """Whether ``record`` is an ``error`` of the run rather than of the claim (its time limit
+    ran out, its worker was lost): not a result to store for the claim's key."""
+    return (record.get("verdict") == Verdict.ERROR.value
+            and _INTERRUPTED.match(record.get("reason") or "") is not None)
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None, claim_id: str) -> Iterator[None]:
+    """Raise :class:`ClaimTimeLimit` in the main thread once ``seconds`` have passed.
+
+    A watchdog thread sends SIGUSR1 to the main thread, whose handler raises at the next
+    bytecode (a blocking system call is interrupted): a check looping in Python stops there,
+    but one native call that never returns (a hung MKL routine) is not cut; the workers of
+    ``check --jobs N`` are killed for that (:mod:`verify.check_pool`). SIGALRM stays with the
+    symbolic steps' own limits (``theory.identity.time_limit``), which reset the interval
+    timer. Off the main thread or without ``pthread_kill`` (Windows): no limit."""
+    if (seconds is None or threading.current_thread() is not threading.main_thread()
+            or not hasattr(signal, "pthread_kill")):
+        yield
+        return
+    armed = [True]
+
+    def expire(signum, frame):  # noqa: ARG001
+        if armed[0]:
+            armed[0] = False
+            raise ClaimTimeLimit(time_limit_reason(seconds, claim_id))
+
+    previous = signal.signal(signal.SIGUSR1, expire)
+    timer = threading.Timer(seconds, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGUSR1))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        armed[0] = False
+        timer.cancel()
+        timer.join()      # a signal already sent lands while `expire` is still the handler
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def _parameter_assumptions(claim: Claim, params: Mapping[str, Any]) -> list[AssumptionOutcome]:
+    return [AssumptionOutcome(a.name, a.description, bool(a.holds(params)), "parameters")
+            for a in claim.assumptions]
+
+
+def error_result(claim: Claim, *, fidelity: str, device: str | torch.device,
+                 dtype: str | torch.dtype, seed: int, overrides: Mapping[str, Any] | None,
+                 reason: str, seconds: float = 0.0, error: str | None = None) -> ClaimResult:
+    """An ``error`` result for ``claim`` whose run was lost (a time limit, a lost worker):
+    its parameters and parameter assumptions, no evidence."""
+    params = merge_overrides(claim.parameters[fidelity], overrides or {})
+    return ClaimResult(
+        claim=claim.describe(), fidelity=fidelity, parameters=params, seed=seed,
+        device=str(device), dtype=str(dtype).removeprefix("torch."), verdict=Verdict.ERROR,
+        reason=reason, seconds=seconds, assumptions=_parameter_assumptions(claim, params),
+        error=error)
+
+
 def run_claim(
     claim: Claim,
     *,
@@ -277,14 +367,21 @@ def run_claim(
     seed: int = 0,
     overrides: Mapping[str, Any] | None = None,
     control: bool = True,
+    time_limit: float | None = None,
 ) -> ClaimResult:
     """Check ``claim`` and, unless ``control=False``, its negative control.
 
     The verdict is computed from the evidence. A check that raises gives ``error`` with the
-    traceback recorded; bad arguments (fidelity, dtype other than float64/float32, device,
-    a seed outside [0, 2**63), overrides that :func:`validate_overrides` refuses) raise
-    ``ValueError`` before any work.
+    traceback recorded; so does one still running (check and control together) after
+    ``time_limit`` seconds, with the reason ``time limit of N s exceeded (ID)`` (see
+    :func:`_time_limit` for what the limit can stop); bad arguments (fidelity, dtype other
+    than float64/float32, device, a seed outside [0, 2**63), overrides that
+    :func:`validate_overrides` refuses, a time limit not in (0, inf)) raise ``ValueError``
+    before any work.
     """
+    if time_limit is not None and not 0 < time_limit < math.inf:
+        raise ValueError(f"time_limit: {time_limit!r} must be a finite number of seconds > 0 "
+                         f"(None: no limit)")
     if fidelity not in FIDELITIES:
         raise ValueError(f"fidelity: {fidelity!r} is not one of {', '.join(FIDELITIES)}")
     check_seed(seed)
@@ -301,12 +398,27 @@ def run_claim(
     dev = device if isinstance(device, torch.device) else resolve_device(device)
     verification_precision()
     params = merge_overrides(claim.parameters[fidelity], overrides)
-    assumptions = [AssumptionOutcome(a.name, a.description, bool(a.holds(params)), "parameters")
-                   for a in claim.assumptions]
+    assumptions = _parameter_assumptions(claim, params)
 
+    start = time.perf_counter()
+    try:
+        with _time_limit(time_limit, claim.id):
+            return _check_and_control(claim, fidelity=fidelity, params=params,
+                                      assumptions=assumptions, seed=seed, device=dev, dtype=dt,
+                                      control=control)
+    except ClaimTimeLimit as exc:
+        return error_result(claim, fidelity=fidelity, device=dev, dtype=dt, seed=seed,
+                            overrides=overrides, reason=str(exc),
+                            seconds=time.perf_counter() - start, error=traceback.format_exc())
+
+
+def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
+                       assumptions: list[AssumptionOutcome], seed: int, device: torch.device,
+                       dtype: torch.dtype, control: bool) -> ClaimResult:
+    """:func:`run_claim`'s work once its arguments are checked."""
     def make_run(stated: Mapping[str, Callable[..., Any]], is_control: bool) -> Run:
         return Run(claim_id=claim.id, fidelity=fidelity, params=params, stated=stated,
-                   seed=seed, device=dev, dtype=dt, is_control=is_control)
+                   seed=seed, device=device, dtype=dtype, is_control=is_control)
 
     start = time.perf_counter()
     run = make_run(claim.stated, False)
@@ -338,7 +450,7 @@ def run_claim(
 
     return ClaimResult(
         claim=claim.describe(), fidelity=fidelity, parameters=params, seed=seed,
-        device=str(dev), dtype=str(dt).removeprefix("torch."), verdict=verdict, reason=why,
+        device=str(device), dtype=str(dtype).removeprefix("torch."), verdict=verdict, reason=why,
         seconds=time.perf_counter() - start, evidence=evidence,
         assumptions=assumptions + run.data_assumptions, control=control_result,
         derivations=[{"title": d.title, "steps": d.as_records()} for d in run.derivations],

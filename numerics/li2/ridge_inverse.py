@@ -28,6 +28,8 @@ import math
 
 import torch
 
+from numerics import solves
+
 
 def _check_eta(eta: float, *, positive: bool = False) -> None:
     if not math.isfinite(eta) or eta < 0 or (positive and eta == 0):
@@ -96,7 +98,9 @@ def ridge_inverse_woodbury(Ft: torch.Tensor, eta: float) -> torch.Tensor:
     Fh = Ft.transpose(-1, -2)
     inner = Ft @ Fh + eta * torch.eye(n, dtype=Ft.dtype, device=Ft.device)
     eye = torch.eye(K, dtype=Ft.dtype, device=Ft.device)
-    return (eye - Fh @ torch.linalg.solve(inner, Ft)) / eta
+    # LU, as the third party's code inverts (their arithmetic, also where rounding leaves
+    # `inner` numerically indefinite in float32)
+    return (eye - Fh @ solves.solve(inner, Ft)) / eta
 
 
 def ridge_spectrum(Ft: torch.Tensor, eta: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -221,8 +225,8 @@ def third_party_code_ridge_inverse(Ft: torch.Tensor, eta: float) -> torch.Tensor
     """
     _check_eta(eta, positive=True)
     n, K = Ft.shape[-2:]
-    inner = torch.linalg.inv(Ft @ Ft.transpose(-1, -2)
-                             + eta * torch.eye(n, dtype=Ft.dtype, device=Ft.device))
+    inner = solves.inv(Ft @ Ft.transpose(-1, -2)
+                       + eta * torch.eye(n, dtype=Ft.dtype, device=Ft.device))
     eye = torch.eye(K, dtype=Ft.dtype, device=Ft.device)
     return eye / eta - Ft.transpose(-1, -2) @ inner @ Ft / eta**2
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from numerics import sphere
+from numerics import solves, sphere
 from numerics.activations import Activation
 from numerics.li2.energy import sphere_step, tangent
 from numerics.errors import Diverged, check_ascent_settings
@@ -86,7 +86,7 @@ def top_layer_fit(W: torch.Tensor, task: GroupTask, act: Activation, eta: float 
     U, s, _ = torch.linalg.svd(Ft, full_matrices=False)
     if eta > 0:
         eye = torch.eye(Ft.shape[1], dtype=Ft.dtype, device=Ft.device)
-        fitted = Ft @ torch.linalg.solve(Ft.T @ Ft + eta * eye, Ft.T @ Yt)
+        fitted = Ft @ solves.solve_spd(Ft.T @ Ft + eta * eye, Ft.T @ Yt, name="ridge matrix")
         return TopLayerFit(fitted, Yt - fitted, s, None)
     rtol = torch.finfo(W.dtype).eps ** 0.5 if rank_rtol is None else rank_rtol
     rank = int((s > rtol * s[0]).sum())

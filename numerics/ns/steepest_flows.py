@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from numerics import solves
 from numerics.errors import Diverged
 from numerics.integrators import Trajectory, integrate
 
@@ -350,7 +351,7 @@ def bregman_projection(grad_R: Callable[[torch.Tensor], torch.Tensor],
 
     r = residual(x, nu)
     for _ in range(max_iter):
-        step = torch.linalg.solve(kkt(x), -r)
+        step = solves.solve(kkt(x), -r)    # the KKT matrix is indefinite: LU
         norm = r.norm(dim=-1)
         t = torch.ones_like(norm)
         for _ in range(60):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
 #: The most torch threads --threads accepts: 4 x the machine's CPUs (more only wait on
@@ -27,4 +28,19 @@ def thread_count(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{value} is more than {MAX_THREADS} (4 x the {os.cpu_count() or 1} CPUs "
             f"of this machine)")
+    return value
+
+
+def time_limit(text: str) -> float:
+    """Seconds > 0 (finite), or ``none`` for no limit (returned as ``math.inf``)."""
+    if text.strip().lower() == "none":
+        return math.inf
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds or 'none'") \
+            from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number of seconds > 0 "
+                                         f"('none' for no limit)")
     return value

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import inspect
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -25,11 +26,12 @@ from typing import TYPE_CHECKING, NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
-from verify.cli.arguments import positive_int, thread_count
+from verify.cli.arguments import positive_int, thread_count, time_limit
 from verify.metadata import git_revision, package_versions, run_metadata
 from verify.diagnosis import diagnose
 from verify.results import key_figure_text, merge_runs, run_record, write_json
-from verify.runner import DTYPES, ParameterError, merge_overrides, run_claim, validate_overrides
+from verify.runner import (DTYPES, TIME_LIMITS, ParameterError, interrupted, merge_overrides,
+                           run_claim, validate_overrides)
 from verify.store import StoreError, StoreWriteError, result_key
 from verify.cli.sweep import add_sweep_parser, cmd_sweep
 
@@ -91,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where to write the results (default results.json)")
     p_check.add_argument("--strict", action="store_true",
                          help="exit 1 when any claim is not pass")
+    p_check.add_argument("--time-limit", type=time_limit, default=None, metavar="SECONDS",
+                         help="stop a claim still running after SECONDS (check and control "
+                              "together): its verdict is error, naming the limit, and the run "
+                              "goes on (default: " + ", ".join(
+                                  f"{s:g} at {f}" for f, s in TIME_LIMITS.items())
+                              + "; 'none' for no limit). With --jobs 1 a single native call "
+                                "that never returns is not cut; worker processes are killed")
     p_check.add_argument("--set", dest="assignments", type=_assignment, action="append",
                          default=[], metavar="NAME=VALUE",
                          help="override one of the claim's parameters (repeatable), e.g. "
@@ -139,6 +148,24 @@ def build_parser() -> argparse.ArgumentParser:
     p_history.add_argument("--store", default=None, metavar="PATH")
     p_history.set_defaults(no_store=False)
 
+    p_mutate = sub.add_parser("mutate", help="plant wrong variants of claims' stated forms "
+                                             "and report which the checks notice")
+    p_mutate.add_argument("patterns", nargs="+", metavar="ID",
+                          help="claim ids or globs ('li2.*')")
+    p_mutate.add_argument("--operators", default="scale,nudge,sign,power",
+                          help="comma-separated: scale (x1.05), nudge (x1.001), sign, power "
+                               "(|v|^1.1); default all")
+    p_mutate.add_argument("--budget", type=positive_int, default=None, metavar="N",
+                          help="at most N mutants per claim, chosen by a hash of the claim id "
+                               "and --seed (default: every form x operator)")
+    p_mutate.add_argument("--fidelity", choices=FIDELITIES, default="quick")
+    p_mutate.add_argument("--seed", type=_seed, default=0)
+    p_mutate.add_argument("--json", dest="json_path", default=None, metavar="PATH",
+                          help="also write the outcomes as JSON")
+    p_mutate.add_argument("--strict", action="store_true",
+                          help="exit 1 when a mutant survives that its claim does not "
+                               "declare equivalent")
+
     p_stress = sub.add_parser("stress", help="search a claim's parameter space for the "
                                              "smallest configuration that breaks it")
     p_stress.add_argument("id", help="claim id or alias")
@@ -161,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
                           help="where to write the report (default stress.json)")
     p_sweep = add_sweep_parser(sub)
-    for p in (p_list, p_show, p_check, p_history, p_stress, p_report, p_sweep):
+    for p in (p_list, p_show, p_check, p_history, p_stress, p_mutate, p_report, p_sweep):
         p.add_argument("--module", dest="modules", action="append", default=[],
                        metavar="MODULE", help="import MODULE first: it registers a project's "
                                               "own claims (repeatable); a module name (found "
@@ -439,7 +466,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             if args.modules and not claims[i].check.__module__.startswith("verify.claims."):
                 record["modules"] = list(args.modules)  # the report's reproduce line needs them
             records[i] = record
-            if store is not None:
+            if store is not None and not interrupted(record):  # the run's error, not the claim's
                 store.put(keys[i], record, revision=claim_revision(claims[i]))
             if bar is not None:
                 bar.clear()
@@ -447,6 +474,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             if bar is not None:
                 bar.update(1)
 
+        limit = TIME_LIMITS[args.fidelity] if args.time_limit is None else args.time_limit
+        limit = None if math.isinf(limit) else limit
         if args.jobs > 1 and len(pending) > 1:
             from verify.check_pool import ClaimTask, run_claims_in_pool
             durations = _last_durations(store)
@@ -459,7 +488,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             for j, record in run_claims_in_pool(
                     tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
                     dtype=DTYPES[args.dtype], seed=args.seed, modules=args.module_names,
-                    threads=threads, start_method=_pool_start_method(device)):
+                    threads=threads, start_method=_pool_start_method(device), time_limit=limit,
+                    notify=lambda text: print(f"{PROG}: {text}", file=sys.stderr, flush=True)):
                 finished_claim(pending[j][0], record)
         else:
             for done, (i, overrides) in enumerate(pending, 1):
@@ -468,7 +498,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 else:
                     _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
                 result = run_claim(claims[i], fidelity=args.fidelity, device=device,
-                                   dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides)
+                                   dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides,
+                                   time_limit=limit)
                 finished_claim(i, result.as_record())
         if bar is not None:
             bar.close()
@@ -701,6 +732,45 @@ def _cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_mutate(args: argparse.Namespace) -> int:
+    """One line per mutant that is not killed, a summary per claim, a total; survivors that
+    the claim does not declare equivalent are the gaps (``--strict``: exit 1)."""
+    from verify.mutate import OPERATORS, mutate, plan, sample
+
+    try:
+        claims = registry.select(args.patterns)
+    except registry.UnknownClaim as exc:
+        raise UsageError(exc.args[0]) from None
+    operators = [o.strip() for o in args.operators.split(",") if o.strip()]
+    unknown = [o for o in operators if o not in OPERATORS]
+    if unknown or not operators:
+        raise UsageError(f"--operators: {', '.join(unknown) or 'none given'} not among "
+                         f"{', '.join(OPERATORS)}")
+    if args.json_path:
+        check_output_path("--json", args.json_path)
+    reports = []
+    for claim in claims:
+        pairs = (plan(claim, operators) if args.budget is None
+                 else sample(claim, args.budget, operators, args.seed))
+        report = mutate(claim, pairs=pairs, fidelity=args.fidelity, seed=args.seed,
+                        progress=_progress)
+        reports.append(report)
+        print(f"{report.summary()} (baseline {report.baseline}, {report.seconds:.1f} s)",
+              flush=True)
+        for o in report.outcomes:
+            if o.status != "killed":
+                print(f"  {o.form}:{o.operator:<6} {o.status:<14} {o.detail}", flush=True)
+    gaps = sum(len(r.gaps) for r in reports)
+    total = sum(len(r.outcomes) for r in reports)
+    killed = sum(r.count("killed") for r in reports)
+    print(f"{len(reports)} claim(s), {total} mutants: {killed} killed, {gaps} survived "
+          f"undeclared", flush=True)
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as fh:
+            json.dump({"mutation": [r.as_record() for r in reports]}, fh, indent=2)
+    return EXIT_STRICT if args.strict and gaps else EXIT_OK
+
+
 def _cmd_stress(args: argparse.Namespace) -> int:
     from numerics.device import resolve_device
     from verify.stress import stress
@@ -756,7 +826,7 @@ def main(argv: list[str] | None = None) -> int:
             except registry.ModuleLoadError as exc:
                 raise UsageError(f"--module: {exc}") from None
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
-                "stress": _cmd_stress, "history": _cmd_history,
+                "stress": _cmd_stress, "history": _cmd_history, "mutate": _cmd_mutate,
                 "report": _cmd_report, "sweep": cmd_sweep}[args.command](args)
     except (UsageError, StoreError) as exc:  # StoreError: a store row that is not a result
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from numerics import solves
 from numerics.li2.group_task import group_task
 from numerics.li2.train_splits import SampleSet, random_splits
 from numerics.li2.trainer.compiled import _compile_options, _functional_gradients
@@ -162,10 +163,10 @@ class GroupTrainer:
         m, K = Fw.shape[1:]
         if m <= K:
             A = Fw @ Fw.mT + lam * torch.eye(m, dtype=self.dtype, device=self.device)
-            self.Vt.copy_(torch.linalg.solve(A, Yc).mT @ Fw)
+            self.Vt.copy_(solves.solve_spd(A, Yc, name="ridge Gram matrix").mT @ Fw)
         else:
             A = Fw.mT @ Fw + lam * torch.eye(K, dtype=self.dtype, device=self.device)
-            self.Vt.copy_(torch.linalg.solve(A, Fw.mT @ Yc).mT)
+            self.Vt.copy_(solves.solve_spd(A, Fw.mT @ Yc, name="ridge Gram matrix").mT)
 
     def _accuracy(self, Ot: torch.Tensor, target: torch.Tensor, weight: torch.Tensor
                   ) -> torch.Tensor:
