@@ -31,8 +31,10 @@ from numerics.random import make_generator
 from numerics.li2.train_splits import random_splits
 from verify.claims.li2.sec6_deep import one_sided_chain, stated_chain
 from verify.claims.li2._groups import build_group, float_projectors
+from verify.claims.li2._trained import TRAINED
 from verify.registry import get
 from verify.runner import run_claim
+from verify.verdict import Verdict
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +67,15 @@ def test_each_passing_route_can_fail(quick, form, wrong, text):
     variant = dataclasses.replace(claim, stated={**claim.stated, form: wrong})
     result = run_claim(variant, control=False)       # the trainings are cached
     assert _item(result, text).ok is False
+
+
+def test_a_training_left_at_chance_makes_the_verdict_inconclusive(quick):
+    # Adam at lr 10 leaves both architectures near chance 1/11: their rise epochs say nothing
+    ran = [(a.name, a.holds) for a in quick.assumptions if a.source == "ran"]
+    assert ran == [(f"{arch}: {TRAINED}", True) for arch in ("plain", "residual")]
+    result = run_claim(get("li2.sec6-deep"), overrides={"train.lr": 10.0}, control=False)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert [a.holds for a in result.assumptions if a.source == "ran"] == [False, False]
 
 
 def _net(seed, M, K, layers, act, residual, scale=1.0):

@@ -25,8 +25,10 @@ from verify.claims.li2.sec7_predictions import (
     sign_evidence,
     slope_evidence,
 )
+from verify.claims.li2._trained import TRAINED
 from verify.registry import get
 from verify.runner import run_claim
+from verify.verdict import Verdict
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +62,27 @@ def test_each_passing_route_can_fail(quick, form, wrong):
     failed = {e.quantity for e in result.evidence if e.ok is False}
     before = {e.quantity for e in quick.evidence if e.ok is False}
     assert failed - before
+
+
+def test_every_quick_run_trained_beyond_chance(quick):
+    ran = [a for a in quick.assumptions if a.source == "ran"]
+    assert [(a.name, a.holds) for a in ran] == [(TRAINED, True)]
+
+
+def test_networks_left_at_chance_do_not_pass():
+    # a small grid at Adam lr 10-20, 40 epochs: the Adam runs fit nothing (gradient descent
+    # at lr 10 would diverge instead, an inconclusive of its own)
+    claim = get("li2.sec7-predictions")
+    two = {"eta": (3e-3, 1.5e-3), "top_init": (1.0, 0.5), "out_scale": (2.0, 1.0),
+           "top_init_at_large_beta": (1.0, 0.5), "K": (32, 16), "p": (0.72, 0.5),
+           "lr": (20.0, 10.0)}
+    result = run_claim(claim, control=False, overrides={
+        "group": "Z7", "K": 16, "budget": 40, "chunk": 20, "grids": two,
+        "base": {**claim.parameters["quick"]["base"], "lr": 10.0},
+        "gradient_descent": {"lr": 1.0, "eta": (4e-3, 2e-3), "budget": 40}})
+    ran = [a for a in result.assumptions if a.source == "ran"]
+    assert [(a.name, a.holds) for a in ran] == [(TRAINED, False)]
+    assert result.verdict is Verdict.INCONCLUSIVE
 
 
 def _history(acc: list[list[float]], every: int) -> History:

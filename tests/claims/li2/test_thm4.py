@@ -46,10 +46,10 @@ def quick():
     return run_claim(get("li2.thm4"))
 
 
-def test_the_control_fails_on_eq29_and_there_are_16_items(quick):
+def test_the_control_fails_on_eq29_and_there_are_18_items(quick):
     failed = {e.quantity for e in quick.control.evidence if e.ok is False}
     assert any("Eq. 29" in q for q in failed)           # symbolic and Monte Carlo both see it
-    assert len(quick.evidence) == 16
+    assert len(quick.evidence) == 18
 
 
 @pytest.mark.parametrize("name, wrong, route", [
@@ -61,6 +61,10 @@ def test_the_control_fails_on_eq29_and_there_are_16_items(quick):
     ("deviation_scale", lambda M, p, delta: math.log(M / delta) / (M * p), "rate"),
     # a deviation scale that hardly grows as p -> 0 (order -1/4): the measured -0.6 lies below
     ("deviation_scale", lambda M, p, delta: (math.log(M / delta) / (M * p)) ** 0.25, "rate"),
+    # the threshold, decided at quick on Z23..Z41: a sign flip cannot scale a ratio p* > 0
+    # (compared by sign), and log M/M^2 has order 2.4 in log M/M, above the measured ~0.9
+    ("threshold_scale", lambda M: -math.log(M) / M, "rate"),
+    ("threshold_scale", lambda M: math.log(M) / M**2, "rate"),
 ])
 def test_each_route_can_fail(quick, name, wrong, route):
     claim = get("li2.thm4")
@@ -70,10 +74,25 @@ def test_each_route_can_fail(quick, name, wrong, route):
     assert any(e.ok is False and e.route.value == route for e in result.evidence)
 
 
-def test_landscape_thresholds_are_reported(quick):
+def test_landscape_thresholds_are_reported_and_decided(quick):
     fig = quick.figures["landscape threshold of E_hat (every vertex retained, purity >= 0.9)"]
-    assert fig["groups"] == ["Z11", "Z17", "Z23"]
+    assert fig["groups"] == ["Z23", "Z31", "Z41"]
     assert all(0.05 < p < 1 for p in fig["median p*"])
+    decided = [e for e in quick.evidence if e.quantity.startswith("landscape threshold")]
+    assert len(decided) == 2 and all(e.ok is True for e in decided)
+
+
+def test_a_constant_factor_of_the_threshold_scale_changes_no_item(quick):
+    # p ~ log M / M holds up to a universal, unspecified constant: 1.05 log M / M is the same
+    # statement, so no item may tell them apart
+    claim = get("li2.thm4")
+    variant = dataclasses.replace(claim, stated={
+        **claim.stated, "threshold_scale": lambda M: 1.05 * math.log(M) / M})
+    result = run_claim(variant, control=False)
+
+    def items(r):
+        return [(e.quantity, e.ok, e.discrepancy) for e in r.evidence]
+    assert items(result) == items(quick)
 
 
 # --- theory ----------------------------------------------------------------------------------

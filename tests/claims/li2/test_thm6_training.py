@@ -44,6 +44,7 @@ from verify.claims.li2.thm6_training import (
     stated_woodbury,
 )
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._trained import TRAINED, record_trained
 from verify.registry import get
 from verify.run import Run
 from verify.runner import run_claim
@@ -76,6 +77,25 @@ def test_the_float32_woodbury_error_follows_the_condition_number(quick):
 def test_grokking_happens_between_the_checkpoints(quick):
     acc = quick.figures["test accuracy at the checkpoints, per seed"]
     assert max(acc["100"]) < 0.1 and min(acc["700"]) > 0.99
+
+
+def test_a_network_left_at_chance_makes_the_verdict_inconclusive(quick):
+    # Adam at lr = 10 keeps the training accuracy near chance 1/23, where every item passes
+    result = run_claim(get("li2.thm6-training"), overrides={"lr": 10.0}, control=False)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert result.reason.startswith("the simulation did not do what the check needs: "
+                                    f"{TRAINED}")
+    assert all(e.ok for e in result.evidence)
+    assert [a.holds for a in quick.assumptions if a.source == "ran"] == [True]
+
+
+def test_trained_needs_finite_losses_and_half_the_way_from_chance():
+    run = _full_run()
+    assert record_trained(run, 4, [0.625, 1.0], [0.1, 0.2], where="end")      # need 0.625
+    assert not record_trained(run, 4, [0.62, 1.0], [0.1, 0.2], where="end")
+    assert not record_trained(run, 4, [1.0, 1.0], [0.1, math.nan], where="end")
+    assert [a.holds for a in run.data_assumptions] == [True, False, False]
+    assert all(a.source == "ran" and a.name == TRAINED for a in run.data_assumptions)
 
 
 @pytest.mark.parametrize("name, wrong, failing", [

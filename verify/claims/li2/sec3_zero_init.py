@@ -24,9 +24,13 @@ import sympy as sp
 from numerics.li2.two_layer import center
 from theory.li2.stage1_expansion import derive_small_time_series
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Run,
     register,
@@ -161,4 +165,11 @@ CLAIM = register(Claim(
         Assumption("eta >= 0", "weight decay non-negative",
                    lambda p: min(p["small_time"]["etas"]) >= 0),
     ),
+    # Sizes across K >= n (where (A1) full column rank fails, recorded on the data) and alpha
+    # past the 0.1 of "alpha << 1" (a negative eta is refused by the flow). alpha stays
+    # >= 1e-2: on the grid tau <= 0.1 the contrast's O(alpha) plateau needs alpha above the
+    # O(t^2) term there.
+    space={"small_time.n": IntRange(4, 32), "small_time.K": IntRange(1, 10),
+           "small_time.M": IntRange(2, 5), "small_time.alpha": LogUniform(1e-2, 1.0),
+           "small_time.etas": Choice(([0.0, 0.1], [0.0], [1.0])), "seed": SEED},
 ))

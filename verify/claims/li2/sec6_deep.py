@@ -63,9 +63,13 @@ from numerics.li2.trainer import Hyper
 from numerics.optimizers import OptimizerSpec
 from numerics.li2.train_splits import random_splits
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -81,6 +85,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group, float_projectors
+from verify.claims.li2._trained import TRAINED, record_trained
 
 # --- the paper's statements ---------------------------------------------------------------------
 
@@ -360,6 +365,8 @@ class Rises:
     purity_epochs: torch.Tensor
     t_half: torch.Tensor     # (B,) test accuracy 0.5 (budget where never)
     final_test: torch.Tensor
+    final_train: torch.Tensor
+    final_loss: torch.Tensor
 
 
 def _train(run: Run, residual: bool) -> Rises:
@@ -380,7 +387,8 @@ def _train(run: Run, residual: bool) -> Rises:
     epochs, reached = rise_epochs(e, purity, p["fraction"])
     g = grokking_times(history, 0.5)
     _, acc = history.series("test_acc")
-    return Rises(epochs, reached, purity, e, g.epochs, acc[-1])
+    _, train_acc = history.series("train_acc")
+    return Rises(epochs, reached, purity, e, g.epochs, acc[-1], train_acc[-1], loss[-1])
 
 
 def _order(a: torch.Tensor, ra: torch.Tensor, b: torch.Tensor, rb: torch.Tensor
@@ -399,6 +407,9 @@ def _bottom_up(run: Run) -> Iterator[Evidence]:
     figure = {}
     for arch in p["architectures"]:
         r = run.memo("training", lambda a=arch: _train(run, a == "residual"), key=arch)
+        record_trained(run, build_group(p["group"]).order, r.final_train, r.final_loss,
+                       where=f"{arch}, epoch {p['epochs']}", test_accuracy=r.final_test,
+                       name=f"{arch}: {TRAINED}")
         L = r.epochs.shape[1]
         params = {"architecture": arch, "rise epochs [seed][layer]": r.epochs.tolist(),
                   "reached": r.reached.tolist(), "fraction": p["fraction"],
@@ -505,5 +516,14 @@ CLAIM = register(Claim(
         Assumption("three or more layers", "G_(L-1) of a hidden layer fed by random features",
                    lambda p: p["init"]["layers"] >= 3 and p["train"]["layers"] >= 3),
     ),
+    # depth L from 2 (outside: G_(L-1) is then the first layer's, fed by the input), the
+    # homogeneous activations, and the training's group, width, Adam step (a step that keeps
+    # the network at chance is recorded by the "trained beyond chance" criterion) and weight
+    # decay; non-homogeneous sigma has no constant C of sigma = C sigma' x
+    space={"init.layers": IntRange(2, 4), "init.activations": Choice((("relu",), ("x2",),
+                                                                     ("relu", "x2"))),
+           "train.layers": IntRange(2, 4), "train.group": Choice(("Z7", "Z11", "Z13")),
+           "train.K": IntRange(16, 128), "train.lr": LogUniform(1e-3, 1.0),
+           "train.eta": LogUniform(1e-4, 5e-2), "seed": SEED},
     tags=("training",),
 ))

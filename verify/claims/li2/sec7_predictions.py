@@ -44,8 +44,10 @@ from numerics.li2.train_splits import train_count
 from verify import (
     TREND_SLACK,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -59,6 +61,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._trained import record_trained
 
 # --- the paper's predictions (§7 table) ---------------------------------------------------------
 
@@ -171,6 +174,12 @@ class Times:
     budget: int
     resolution: int
     batch_sizes: dict[str, int]
+    final_train: dict[Point, torch.Tensor]   # training accuracy at the end of each run
+    final_loss: dict[Point, torch.Tensor]
+
+
+def _label(pt: Point) -> str:
+    return ", ".join(v if k == "optimizer" else f"{k}={v:g}" for k, v in zip(FIELDS, pt))
 
 
 def _simulate(run: Run) -> Times:
@@ -182,7 +191,7 @@ def _simulate(run: Run) -> Times:
     # its own configuration and seed).
     table = build_group(p["group"]).table
     seeds = list(p["seeds"])
-    epochs, censored, sizes = {}, {}, {}
+    epochs, censored, sizes, final_train, final_loss = {}, {}, {}, {}, {}
     budget = resolution = 0
     for pt in points:
         opt, K, frac, eta = pt[:4]
@@ -198,14 +207,14 @@ def _simulate(run: Run) -> Times:
         _, loss = history.series("train_loss")
         if not bool(torch.isfinite(loss[-1]).all()):
             raise Diverged(f"training diverged ({opt}, K={K}, p={frac}, eta={eta})")
-        sizes[", ".join(v if k == "optimizer" else f"{k}={v:g}"
-                        for k, v in zip(FIELDS, pt))] = len(seeds)
+        final_train[pt], final_loss[pt] = history.series("train_acc")[1][-1], loss[-1]
+        sizes[_label(pt)] = len(seeds)
         for a in p["thresholds"]:
             g = grokking_times(history, a)
             budget, resolution = max(budget, g.budget), max(resolution, g.resolution)
             epochs[(pt, a)] = g.epochs
             censored[(pt, a)] = g.censored
-    return Times(epochs, censored, budget, resolution, sizes)
+    return Times(epochs, censored, budget, resolution, sizes, final_train, final_loss)
 
 
 def _times(run: Run) -> Times:
@@ -308,6 +317,11 @@ def check(run: Run) -> Iterator[Evidence]:
     run.assume("K >= n on the width grid's large end (the lazy side of Lemma 1)",
                max(p["grids"]["K"]) >= n_base,
                detail=f"K up to {max(p['grids']['K'])}, n = {n_base}")
+    worst = min(T.final_train, key=lambda pt: float(T.final_train[pt].min()))
+    record_trained(run, M, torch.cat(list(T.final_train.values())),
+                   torch.cat(list(T.final_loss.values())),
+                   where=f"the end of the runs of all {len(T.final_train)} configurations "
+                         f"(lowest: {_label(worst)})")
     run.assume("every grid point groks within the budget",
                not any(bool(c.any()) for c in T.censored.values()),
                detail=f"longest run {T.budget} epochs; censored (config, threshold): "
@@ -410,5 +424,17 @@ CLAIM = register(Claim(
         Assumption("weight decay on", "the base point has eta > 0 (grokking needs it at "
                    "these learning rates)", lambda p: p["base"]["eta"] > 0),
     ),
+    # The base point's weight decay, learning rate (a step that leaves the networks at chance
+    # is recorded by the "trained beyond chance" criterion) and training fraction; the width
+    # grid (its large end below n is outside "K >= n"); the eta grids of Adam and of gradient
+    # descent; the seeds (two: outside). Each is cheaper than the fidelity's (t ~ 1/eta: the
+    # grids stop at larger eta; half the widths), about 2/3 of a quick run; a larger eta
+    # under gradient descent (8e-3) leaves the network at chance.
+    space={"base.eta": LogUniform(1.5e-3, 4e-3), "base.lr": LogUniform(5e-3, 0.5),
+           "base.p": Choice((0.5, 0.6, 0.72)),
+           "grids.K": Choice(((256, 128, 64), (128, 64, 32))),
+           "grids.eta": Choice(((3e-3, 1.5e-3, 7.5e-4), (6e-3, 3e-3, 1.5e-3))),
+           "gradient_descent.eta": Choice(((4e-3, 2e-3), (4e-3, 4e-3 * 2**-0.5, 2e-3))),
+           "seeds": Choice(((0, 1, 2), (3, 4, 5), (0, 1)))},
     tags=("training",),
 ))

@@ -35,9 +35,12 @@ from theory.li2.group_energy import (
     translate,
 )
 from verify import (
+    SEED,
     Assumption,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -317,5 +320,8 @@ CLAIM = register(Claim(
                    "(tangent Hessian eigenvalues in [-4M, 0))",
                    lambda p: 0 < p["lr_scale"] <= 0.5),
     ),
-    space={"groups": ONE_SMALL_GROUP},
+    # a group of each irrep type, the ascent step past its stability range (lr_scale > 0.5)
+    # and the number of random starts that must reach every maximum
+    space={"groups": ONE_SMALL_GROUP, "lr_scale": LogUniform(0.1, 1.0),
+           "starts": IntRange(16, 256), "seed": SEED},
 ))

@@ -36,9 +36,12 @@ from theory.li2.target_reconstruction import (
     derive_reconstruction,
 )
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -52,7 +55,7 @@ from verify import (
     unit_roundoff,
 )
 from verify.claims.li2 import PAPER
-from verify.claims.li2._groups import build_group
+from verify.claims.li2._groups import ONE_SMALL_GROUP, build_group
 from verify.claims.li2._irrep_nodes import _cyclic_powers, float_nodes
 
 # --- the paper's formulas ---------------------------------------------------------------------
@@ -178,10 +181,13 @@ def _exact(run: Run, name: str) -> Iterator[Evidence]:
             ("real-perturbed-complex-count",) if cyclic else ()):
         ls, K, _, task = fit(G, name, reading, run)
         exact = float(res[reading].residual_sq) ** 0.5
+        # absolute: the residual is already relative to |Yt|, the unit of the least-squares
+        # bound, and may be exactly 0 (e.g. Z2xZ2, every irrep real), where a relative
+        # difference is 0/0
         yield compare(
             Route.NUMERIC, f"{name}: relative residual, reading {reading}: exact (derived) vs "
                            f"float least squares (measured)",
-            derived=exact, measured=ls.relative_residual,
+            derived=exact, measured=ls.relative_residual, metric="absolute",
             tolerance=_tolerance(run, ls, task.n, "float least squares"),
             parameters={"group": name, "reading": READINGS[reading], "K": K, "rank": ls.rank},
             note=("not a reconstruction: the paper's Yhat = Yt fails under this reading"
@@ -218,7 +224,7 @@ def _measured(run: Run, name: str) -> Iterator[Evidence]:
         Route.NUMERIC, f"{name}: |Yhat - Yt|/|Yt|, real [u; +-Pu] (cos/sin for Z_M, else u "
                        f"spanning the symmetric matrices): least residual (derived) vs float "
                        f"(measured)",
-        derived=anti, measured=ls.relative_residual,
+        derived=anti, measured=ls.relative_residual, metric="absolute",  # as in _exact
         tolerance=_tolerance(run, ls, task.n, "real least squares"),
         parameters={"group": name, "K": K_exact, "rank": ls.rank},
         note="the paper: no reconstruction for exact [u; +-Pu] in R; derived > 0 agrees")
@@ -289,4 +295,10 @@ CLAIM = register(Claim(
         Assumption("perturbation in (0, 1)", "u' - u is a perturbation: 0 < |u' - u|/|u| < 1",
                    lambda p: 0 < p["perturbation"] < 1),
     ),
+    # a group of each irrep type per route (the exact route on the smallest, whose cyclotomic
+    # least squares stay in seconds) and the size of u' - u, past 1 (no longer a perturbation)
+    space={"count_groups": ONE_SMALL_GROUP,
+           "exact_groups": Choice((("Z3",), ("Z4",), ("Z2xZ2",), ("Z5",), ("S3",))),
+           "float_groups": ONE_SMALL_GROUP, "perturbation": LogUniform(1e-3, 4.0),
+           "seed": SEED},
 ))

@@ -67,9 +67,13 @@ from theory.li2.memorisation import (
     derive_vertex_maxima,
 )
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -82,7 +86,7 @@ from verify import (
     unit_roundoff,
 )
 from verify.claims.li2 import PAPER
-from verify.claims.li2._groups import build_group
+from verify.claims.li2._groups import ONE_SMALL_GROUP, build_group
 from verify.claims.li2._reduced_memorisation import (
     active_threshold,
     optimise_reduced,
@@ -497,4 +501,11 @@ CLAIM = register(Claim(
         Assumption("reduced ascent step within the descent-lemma range",
                    "lr = lr_scale / L with 0 < lr_scale <= 1", lambda p: 0 < p["lr_scale"] <= 1),
     ),
+    # one group and one activation of the list per run, the Dirichlet concentration of the
+    # p_g (small: peaked, large: near-uniform), the sample size, and the reduced ascent's step
+    # past the descent-lemma range. Activations off the list have no stated class.
+    space={"groups": ONE_SMALL_GROUP,
+           "activations": Choice(tuple((a,) for a in PAPER_ACTIVATIONS)),
+           "alpha": LogUniform(0.3, 5.0), "samples_per_element": IntRange(2, 8),
+           "lr_scale": LogUniform(0.2, 4.0), "seed": SEED},
 ))

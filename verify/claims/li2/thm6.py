@@ -52,6 +52,7 @@ from theory.li2.schur import (
 from verify import (
     SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
     IntRange,
@@ -384,4 +385,16 @@ CLAIM = register(Claim(
                             {"b_jl": flipped_b, "sign_rule": flipped_sign}),
     assumptions=(Assumption("B exists", "eta > 0 (or Ft of full column rank), so that "
                             "Ft^T Ft + eta I is invertible", _b_exists),),
+    # Thm. 6 holds for any Ft and eta > 0: random Ft from K < n to K > n and eta down to
+    # 1e-6 (kappa(A) ~ 1/eta), and the trained net's width, weight decay and data fraction on
+    # Z_M. eta = 0 has no rounding bound for the similarity (it scales as 1/sqrt(eta)), so
+    # the space stays inside.
+    space={"problems": Choice(([{"n": 48, "K": 24, "eta": 0.1}],
+                               [{"n": 32, "K": 48, "eta": 2e-4}],
+                               [{"n": 12, "K": 40, "eta": 1e-6}],
+                               [{"n": 64, "K": 8, "eta": 10.0}],
+                               [{"n": 24, "K": 24, "eta": 1e-2}])),
+           "net.M": IntRange(5, 13), "net.K": IntRange(4, 48),
+           "net.eta": LogUniform(1e-5, 1e-1), "net.fraction": Choice((0.3, 0.5, 0.8, 1.0)),
+           "seed": SEED},
 ))

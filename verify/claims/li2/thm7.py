@@ -54,9 +54,12 @@ from theory.li2.top_down import (
     modified_energy as exact_modified_energy,
 )
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -66,11 +69,12 @@ from verify import (
     register,
     roundoff,
     symbolic_identity,
+    undecided,
     unit_roundoff,
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._float_irreps import X2, float_decomposition, float_points
-from verify.claims.li2._groups import build_group, float_projectors
+from verify.claims.li2._groups import SMALL_GROUPS, build_group, float_projectors
 
 # --- the paper's formulas ---------------------------------------------------------------------
 # Exact values are cyclotomic numbers (theory.groups.cyclotomic.Cyc) in nested lists; float values are
@@ -529,6 +533,11 @@ def _ascent(run: Run, s: Setting) -> Iterator[Evidence]:
         "distinct E_S/M": sorted({round(x, 10) for x in (ep.energy[ep.converged] / M).tolist()}),
         "largest tangent Hessian eigenvalue per component": ep.max_eigenvalue})
 
+    if not conv:  # e.g. a step past the stability range: no end point to judge
+        yield undecided(Route.NUMERIC, f"{s.label}: the components holding the local maxima "
+                        f"of E_S", f"no start converged in {ep.steps} steps",
+                        tolerance=Tolerance(u**0.5, "sqrt(u)"))
+        return
     allowed = torch.tensor(run.stated["maxima_on"](s.real_learned), device=ep.mass.device)
     outside = ep.mass[ep.converged][:, ~allowed].sum(-1)
     yield compare(
@@ -662,4 +671,10 @@ CLAIM = register(Claim(
                    lambda p: all(len(set(ls)) < len(real_irreps(build_group(g))) - 1
                                  for g, ls in p["cases"])),
     ),
+    # a group of each irrep type with its first nontrivial real component learned, two
+    # components learned, outside when nothing is missing (Z3's only one, Z5's both), and the
+    # ascent step past its stability range
+    space={"cases": Choice(tuple(((g, (1,)),) for g in SMALL_GROUPS)
+                           + ((("Z7", (1, 3)),), (("D4", (1, 2)),), (("Z5", (1, 2)),))),
+           "lr_scale": LogUniform(0.1, 1.0), "seed": SEED},
 ))

@@ -69,9 +69,13 @@ from theory.li2.coupon_collector import q as q_symbol
 from theory.li2.coupon_collector import t as t_symbol
 from verify import (
     FALSE_ALARM,
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -529,4 +533,12 @@ CLAIM = register(Claim(
                             lambda p: all(0 < m <= 1 for m in _all_mu(p))),
                  Assumption("a > 1", "assumption 3: Frechet shape a > 1",
                             lambda p: min(_all_shapes(p)) > 1)),
+    # The Eq. 10 flow's Frechet shape a (outside below 1) and mu pattern (outside with a
+    # mu_l > 1), the shapes of the Muon-guided sequence, and the Eq. 6 sizes.
+    space={"flow.a": LogUniform(0.5, 8.0),
+           "flow.mu": Choice((_MU5, _MU4, [1.0, 0.9, 0.8], [1.0, 0.5, 0.25, 0.12, 0.06],
+                              [1.5, 1.0, 0.7])),
+           "sequential.a": Choice(([2.0, 8.0], [1.5], [4.0], [0.8, 2.0])),
+           "eq6.n": IntRange(4, 64), "eq6.d": IntRange(2, 12), "eq6.K": IntRange(1, 8),
+           "seed": SEED},
 ))
