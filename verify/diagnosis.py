@@ -48,6 +48,13 @@ def _diagnose(record: Mapping[str, Any]) -> str:
         return f"skipped: {record.get('reason', '')}"
     if verdict == "fail":
         return _fail(evidence) or str(record.get("reason", ""))
+    broken = [a for a in record.get("assumptions") or []
+              if isinstance(a, Mapping) and a.get("source") == "ran" and not a.get("holds")]
+    if verdict == "inconclusive" and broken:    # Run.ran: the run itself is the finding
+        first = broken[0]
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        return (f"the simulation did not do what the check needs: {first.get('name')}"
+                + (f": {first['detail']}" if first.get("detail") else "") + more)
     if verdict == "inconclusive":
         return _inconclusive(record, evidence)
     if verdict == "pass":

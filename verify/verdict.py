@@ -45,8 +45,9 @@ def verdict_from_evidence(evidence: Sequence[Evidence]) -> tuple[Verdict, str]:
 
 def apply_ran(verdict: Verdict, reason: str, broken: Sequence[Any]) -> tuple[Verdict, str]:
     """A simulation that did not do what the check needs (``Run.ran`` false) makes a pass or
-    a fail ``inconclusive``: its evidence compares numbers from a broken run."""
-    if not broken or verdict not in (Verdict.PASS, Verdict.FAIL):
+    a fail ``inconclusive``: its evidence compares numbers from a broken run (and an
+    inconclusive one says so first, rather than naming what the broken run left undecided)."""
+    if not broken or verdict not in (Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE):
         return verdict, reason
     what = "; ".join(f"{b.name}" + (f" ({b.detail})" if b.detail else "") for b in broken)
     return (Verdict.INCONCLUSIVE,

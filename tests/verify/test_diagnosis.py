@@ -112,3 +112,13 @@ def test_a_run_records_the_diagnosis_and_the_plugin_shows_it():
     assert "stated" in rec["diagnosis"]
     text = describe_failure(result, "test.false: verdict fail")
     assert f"diagnosis: {rec['diagnosis']}" in text.splitlines()
+
+
+def test_a_broken_run_is_diagnosed_as_such():
+    record = {"verdict": "inconclusive", "reason": "x", "evidence": [],
+              "assumptions": [{"name": "the net trained beyond chance", "holds": False,
+                               "source": "ran", "detail": "test accuracy 0.04, chance 0.04"},
+                              {"name": "flow stayed finite", "holds": False, "source": "ran"}]}
+    assert diagnose(record) == ("the simulation did not do what the check needs: the net "
+                                "trained beyond chance: test accuracy 0.04, chance 0.04 "
+                                "(and 1 more)")

@@ -97,6 +97,23 @@ def test_budget_and_multiplier_items_catch_an_interior_optimum(monkeypatch):
     assert not next(a for a in r.assumptions if a.name.startswith("hump: sigma'")).holds
 
 
+def test_lemma6_records_each_ascent_converged_at_the_default_step(lemma6_result):
+    ran = [a for a in lemma6_result.assumptions if a.source == "ran"]
+    assert len(ran) == len(_reduced_memorisation.ACTIVATIONS)
+    assert all(a.holds for a in ran), [a.detail for a in ran if not a.holds]
+
+
+def test_lemma6_with_too_large_a_step_is_inconclusive_not_passed():
+    # Issue 22: at lr_scale = 1e8 the ascent jumps across the sphere; its own gradient
+    # mapping, divided by lr, looks converged and the bounds built on it grew with lr, so the
+    # maximiser items passed. Measured at the step 1/L the mapping shows the failure.
+    r = run_claim(get("li2.lemma6"), overrides={"lr_scale": 1e8}, control=False)
+    assert r.verdict is Verdict.INCONCLUSIVE
+    assert "ascent converged to its gradient tolerance" in r.reason
+    broken = {a.name.split(":")[0] for a in r.assumptions if a.source == "ran" and not a.holds}
+    assert "tanh" in broken  # 2500 steps without converging at that step
+
+
 def test_lemma6_symbolic_route_rejects_a_finite_phi_at_zero(monkeypatch):
     monkeypatch.setattr(lemma6, "INFINITE_AT_ZERO", ("relu", "x^2-x^3/3"))
     r = run_claim(get("li2.lemma6"), overrides={"activations": ()}, control=False)

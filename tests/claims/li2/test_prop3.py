@@ -1,5 +1,9 @@
 """li2.prop3: at eta = 0 and under (A2), G decays at sigma_min^2, mode by mode."""
 import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -15,7 +19,10 @@ from verify.claim import NegativeControl
 from verify.claims.li2.prop3 import _rk4_mode_error, stated_decay_rate
 from verify.registry import get
 from verify.runner import run_claim
+from verify.verdict import Verdict
 from verify.claims.li2._stage1 import full_column_rank, realisability_gap
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_each_route_is_present_the_control_fails_two_and_the_probe_is_reported():
@@ -35,6 +42,32 @@ def test_bound_and_rate_reject_a_wrong_exponent():
     bad = [e for e in run_claim(variant).control.evidence if e.ok is False]
     assert {e.route.value for e in bad} == {"numeric", "rate"}
     assert any(e.quantity.startswith("||G_F(t)||_F <= C0") for e in bad)
+
+
+@pytest.mark.parametrize("rate", [lambda s: s**2.5, lambda s: 1.05 * s**2],
+                         ids=["sigma_min^2.5", "1.05 sigma_min^2"])
+def test_a_wrong_power_or_scale_of_the_stated_rate_fails(rate):
+    # Issue 22: with sigma_min = 1 alone, sigma_min^2.5 was sigma_min^2; the rate case at
+    # sigma_min = 1.6 tells them apart.
+    claim = get("li2.prop3")
+    planted = dataclasses.replace(claim, stated={**claim.stated, "decay_rate": rate})
+    assert run_claim(planted, control=False).verdict is Verdict.FAIL
+
+
+def _evidence_numbers(tmp_path: Path, name: str) -> list:
+    out = tmp_path / f"{name}.json"
+    done = subprocess.run([sys.executable, "-m", "verify", "check", "li2.prop3", "--no-store",
+                           "--json", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(out.read_text())["claims"][0]
+    return [record["evidence"], record["negative_control"]["evidence"], record["figures"]]
+
+
+def test_two_serial_runs_give_identical_evidence(tmp_path):
+    # Issue 22: torch's default lstsq driver on the CPU (gelsy) gave V* and the modal fit
+    # different last digits in different processes; each run is its own process here.
+    assert _evidence_numbers(tmp_path, "first") == _evidence_numbers(tmp_path, "second")
 
 
 @settings(max_examples=3)

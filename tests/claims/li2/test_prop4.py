@@ -63,8 +63,26 @@ def test_rate_route_rejects_a_wrong_rate():
         "rate without eta", {"rate": lambda Ft, eta: stated_rate(Ft, eta) - eta}))
     result = run_claim(variant)
     rate_items = [e for e in result.control.evidence if e.route.value == "rate"]
-    assert len(rate_items) == 2 and all(e.ok is False for e in rate_items)
+    assert len(rate_items) == len(claim.parameters["quick"]["rate_cases"])
+    assert all(e.ok is False for e in rate_items)
     assert result.control.verdict is Verdict.FAIL
+
+
+def _power_rate(Ft, eta):
+    """Planted: sigma_min^2.5 + eta."""
+    return (stated_rate(Ft, eta) - eta) ** 1.25 + eta
+
+
+@pytest.mark.parametrize("rate", [_power_rate, lambda Ft, eta: 1.05 * stated_rate(Ft, eta)],
+                         ids=["sigma_min^2.5 + eta", "1.05 (sigma_min^2 + eta)"])
+def test_a_wrong_power_or_scale_of_the_stated_rate_fails(rate):
+    # Issue 22: with sigma_min = 1 (K < n) and 0 (K > n) alone, sigma_min^2.5 was
+    # sigma_min^2; the rate case at sigma_min = 1.6 tells them apart.
+    claim = get("li2.prop4")
+    planted = dataclasses.replace(claim, stated={**claim.stated, "rate": rate})
+    result = run_claim(planted, control=False)
+    assert result.verdict is Verdict.FAIL
+    assert any(e.ok is False for e in result.evidence if "sigma_min=1.6" in e.quantity)
 
 
 # --- theory ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ Used by ``li2.lemma5`` (Lemma 5), ``li2.lemma6`` (Lemma 6) and ``li2.thm5`` (Thm
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass
@@ -24,13 +25,22 @@ from numerics.li2.memorisation import (
     lagrange_multiplier,
     lagrangian_curvature,
     memorisation_activation,
+    project_feasible,
     second_derivative_bound,
 )
-from verify import Assumption, Run, unit_roundoff
+from verify import SEED, Assumption, Choice, IntRange, LogUniform, Run, unit_roundoff
 
 #: sigma = x^q for several q, the activations Thm. 5 names, and x^2 - x^3/3 (phi = 2 - x:
 #: strictly decreasing with phi(0+) = 2, Lemma 6's thresholded branch).
 ACTIVATIONS = ("x^1.5", "x^2", "x^3", "x^4", "relu", "silu", "tanh", "sigmoid", "x^2-x^3/3")
+
+
+#: Stress space of the reduced problem (li2.lemma5 and li2.lemma6): one activation per run, the
+#: number of coordinates M, the Dirichlet concentration of p, and the ascent's step scale
+#: (above 1, outside the descent-lemma range). M starts at 2: at M = 1 the tangent space of
+#: the sphere is empty and the optimum's curvature (lagrangian_curvature) is undefined.
+REDUCED_SPACE = {"activations": Choice(tuple((name,) for name in ACTIVATIONS)), "M": IntRange(2, 10),
+         "alpha": LogUniform(0.1, 10.0), "lr_scale": LogUniform(0.05, 4.0), "seed": SEED}
 
 
 @dataclass(frozen=True)
@@ -198,3 +208,25 @@ ASSUMPTIONS = (
     Assumption("at least two coordinates", "M >= 2 (with M = 1 the problem is trivial)",
                lambda p: p["M"] >= 2),
 )
+
+
+def at_descent_step(run: Run, name: str, act: Activation,
+                    opt: ReducedOptima) -> ReducedOptima:
+    r"""``opt`` with its gradient mapping taken at the descent-lemma step :math:`1/L`,
+    whatever step the ascent took, and whether that is within the ascent's tolerance
+    recorded (:meth:`Run.ran`: not converged makes the verdict inconclusive).
+
+    The mapping at step lr is at most the feasible set's diameter over lr, so after an ascent
+    with too large a step it is small whether or not :math:`\mathbf s` is stationary, and
+    the bounds built on it (:meth:`ReducedOptima.tangent_bound`'s factor
+    :math:`1+\mathrm{lr}(\cdot)`) grow with lr. At :math:`1/L` neither happens: the
+    tolerances and the active threshold below are then bounded through gtol, fixed by dtype,
+    and cannot grow with an ascent that failed. At lr_scale = 1 this is the ascent's own."""
+    lr = 1 / opt.smoothness
+    mapping = (project_feasible(opt.s + lr * opt.p * act.derivative(opt.s)) - opt.s
+               ).norm(dim=-1) / lr
+    gtol, largest = reduced_gtol(run.params["gtol_factor"], run.dtype), float(mapping.max())
+    run.ran(f"{name}: ascent converged to its gradient tolerance", largest <= gtol,
+            f"gradient mapping at step 1/L {largest:.2e} vs tolerance {gtol:.1e} after "
+            f"{opt.steps} steps")
+    return dataclasses.replace(opt, mapping=mapping, lr=lr)

@@ -13,7 +13,8 @@ proof's step :math:`\tilde F\tilde F^\top\succeq\sigma_{\min}^2I` fails whenever
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import sympy as sp
 import torch
@@ -24,6 +25,7 @@ from theory.li2.bounds import smallest_counterexample
 from verify import (
     EXACT,
     SEED,
+    Assumption,
     Claim,
     Evidence,
     IntRange,
@@ -55,11 +57,33 @@ def _sides(Ft: torch.Tensor, Yt: torch.Tensor, sigma) -> tuple[torch.Tensor, tor
 
 
 SPACE = {"n": IntRange(3, 40), "K": IntRange(1, 39), "M": IntRange(2, 8), "seed": SEED}
+SIZES = ("n", "K", "M")
+
+
+def _configs(run: Run) -> list[dict]:
+    """The sampled instances: sizes drawn from SPACE, except those the parameters fix (a
+    drawn K is kept at most n - 1, full column rank after centring; a fixed K is kept as
+    given, so K >= n is a setting outside the lemma's assumption)."""
+    fixed = {k: run.params[k] for k in SIZES if run.params[k] is not None}
+    rng = run.rng("property")
+    configs = []
+    for _ in range(run.params["property_cases"]):
+        c = {**draw(SPACE, rng), **fixed}
+        if "K" not in fixed:
+            c["K"] = min(c["K"], c["n"] - 1)
+        configs.append(c)
+    return configs
+
+
+def _rank_possible(p: Mapping[str, Any]) -> bool:
+    """K <= n - 1 for every instance: a drawn K always is; a fixed K against the fixed n,
+    or against the smallest n SPACE draws."""
+    return p["K"] is None or p["K"] <= (p["n"] if p["n"] is not None else SPACE["n"].lo) - 1
 
 
 def _draw(c: dict, run: Run, realisable: bool) -> tuple[torch.Tensor, torch.Tensor]:
     g = make_generator(c["seed"])
-    n, K, M = c["n"], min(c["K"], c["n"] - 1), c["M"]
+    n, K, M = c["n"], c["K"], c["M"]
     Ft = center(randn(n, K, generator=g, device=run.device, dtype=run.dtype))
     if realisable:  # (A2): every column of Yt is a combination of the columns of Ft
         Yt = Ft @ randn(K, M, generator=g, device=run.device, dtype=run.dtype)
@@ -81,15 +105,14 @@ def check(run: Run) -> Iterator[Evidence]:
                    parameters={"n": 3, "K": 1, "M": 2, "F": [0, 1, 2], "labels": [0, 1, 0]},
                    note=f"left side {lhs_sq}, right side {rhs_sq} exactly")
 
-    rng = run.rng("property")
-    configs = [draw(SPACE, rng) for _ in range(run.params["property_cases"])]
+    configs = _configs(run)
     for realisable, label in ((False, "one-hot labels (the lemma's assumptions)"),
                               (True, "realisable Yt = Ft C (A2 added)")):
         sides = [_sides(*_draw(c, run, realisable), sigma) for c in configs]
         lhs = torch.stack([s[0] for s in sides])
         bound = torch.stack([s[1] for s in sides])
-        full_rank = all(bool(torch.linalg.matrix_rank(_draw(c, run, realisable)[0])
-                             == min(c["K"], c["n"] - 1)) for c in configs)
+        full_rank = all(bool(torch.linalg.matrix_rank(_draw(c, run, realisable)[0]) == c["K"])
+                        for c in configs)
         run.assume(f"full column rank ({label})", full_rank, "Ft has rank K <= n-1",
                    probe=realisable)
         ratio = lhs / bound
@@ -97,7 +120,7 @@ def check(run: Run) -> Iterator[Evidence]:
         run.figure(f"min of lhs / bound: {label}",
                    {"min": float(ratio.min()), "median": float(ratio.median()),
                     "worst case": configs[worst]})
-        n_max = SPACE["n"].hi
+        n_max = max(c["n"] for c in configs)
         yield at_least(Route.PROPERTY, f"||Yt Yt^T Ft|| >= sigma_min ||Yt Yt^T||: {label}",
                        measured=lhs, bound=bound,
                        tolerance=roundoff(run.dtype, 8 * n_max,
@@ -118,8 +141,14 @@ CLAIM = register(Claim(
     reading=r"\sigma_{\min} is the K-th singular value of the n\times K matrix \tilde F "
             r"(K\le n-1 after centring); \tilde Y=P_1^\perp Y with one-hot Y. Checked as "
             r"stated, and separately with realisability (A2) added, which the proof needs.",
-    parameters={"quick": {"property_cases": 60}, "full": {"property_cases": 2000}},
+    # n, K, M: None draws each instance's sizes from SPACE; a number fixes that size for
+    # every instance (what a stress search varies).
+    parameters={"quick": {"property_cases": 60, "n": None, "K": None, "M": None},
+                "full": {"property_cases": 2000, "n": None, "K": None, "M": None}},
     stated={"sigma": sigma_min},
     check=check,
     control=NegativeControl("sigma_max in place of sigma_min", {"sigma": sigma_max}),
+    assumptions=(Assumption("K <= n - 1", "full column rank of Ft (Lemma 11) is possible "
+                            "after centring for every instance", _rank_possible),),
+    space={"n": IntRange(2, 40), "K": IntRange(1, 40), "M": IntRange(2, 8), "seed": SEED},
 ))

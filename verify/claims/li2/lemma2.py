@@ -309,4 +309,8 @@ CLAIM = register(Claim(
     control=NegativeControl("wrong norm: <G_hat, G> = ||G||_F instead of ||G||_* "
                             "(equal only for rank <= 1)",
                             {"nuclear_norm": frobenius_norm_instead}),
+    # The energy problem's sizes (samples n, input d, classes M, nodes K): the lemma has no
+    # hypothesis on them (any G), so the whole space is inside.
+    space={"energy.n": IntRange(2, 60), "energy.d": IntRange(1, 12),
+           "energy.M": IntRange(2, 8), "energy.K": IntRange(1, 16), "seed": SEED},
 ))

@@ -32,8 +32,11 @@ from theory.li2.hermite import (
     phi,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
     NegativeControl,
     Route,
     Run,
@@ -145,4 +148,10 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("rho^n delta_nm / n! (matching the generating function as printed)",
                             {"correlation": printed_normalisation_correlation}),
+    # The highest order L (from 2: for n, m <= 1 the planted rho^n delta_nm / n! is the
+    # stated form, so the check has no power) and one correlation per run, the edges
+    # rho = -1, 0, 1 included: the lemma holds for every rho in [-1, 1].
+    space={"order": IntRange(2, 6),
+           "rhos": Choice(tuple([r] for r in (-1.0, -0.9, -0.5, 0.0, 0.3, 0.7, 0.95, 1.0))),
+           "seed": SEED},
 ))

@@ -41,7 +41,9 @@ from verify.claims.li2 import PAPER
 from verify.claims.li2._reduced_memorisation import (
     ASSUMPTIONS,
     PARAMETERS,
+    REDUCED_SPACE,
     active_threshold,
+    at_descent_step,
     record_reduced,
     reduced_optima,
     sigma_positive,
@@ -78,6 +80,7 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
     sigma_positive(run, act)
     opt = reduced_optima(run, name)
     record_reduced(run, name, opt)
+    opt = at_descent_step(run, name, act, opt)
     u, M = unit_roundoff(run.dtype), opt.p.shape[1]
     params = {"sigma": name, "M": M, "problems": opt.p.shape[0], "starts": opt.starts}
     tau = active_threshold(opt)
@@ -157,4 +160,9 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("division dropped: phi = sigma'", {"phi": division_dropped_phi}),
     assumptions=ASSUMPTIONS,
+    # One activation per run, M (from 2: at M = 1 the sphere's tangent space is empty and
+    # the optimum's curvature undefined), the Dirichlet concentration of p and the ascent's
+    # step scale (above 1 outside the descent-lemma range): li2.lemma6's space, the same
+    # reduced problem.
+    space=REDUCED_SPACE,
 ))

@@ -26,9 +26,12 @@ from theory.derivation import Derivation
 from theory.li2.extreme_values import a as shape_symbol
 from theory.li2.extreme_values import derive_maximum_law, derive_selection
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
     NegativeControl,
     Route,
     Run,
@@ -192,6 +195,14 @@ _CONFIGS = [{"weights": [1.0, 1.25, 1.5, 2.0], "a": 2.0},
             {"weights": [1.0, 1.0, 1.0, 3.0], "a": 1.2},
             {"weights": [0.5, 1.0, 2.0, 4.0], "a": 0.7}]
 
+#: Stress: one (weights, shape a) per run. a = 1 is left out: there the planted rule
+#: w_i / sum_j w_j is the stated one, so the check has no power; a < 1 (Thm. 8 assumes
+#: a > 1, the lemma only a > 0) is in.
+_STRESS_CONFIGS = tuple([{"weights": w, "a": a}]
+                        for w in ([1.0, 1.25, 1.5, 2.0], [0.5, 1.0, 2.0, 4.0],
+                                  [1.0, 1.0, 1.0, 3.0])
+                        for a in (0.5, 0.8, 2.0, 5.0))
+
 CLAIM = register(Claim(
     id="li2.lemma7",
     paper=PAPER,
@@ -221,4 +232,5 @@ CLAIM = register(Claim(
     assumptions=(Assumption("a > 0 and w > 0", "Frechet shape and weights positive",
                             lambda p: all(c["a"] > 0 and min(c["weights"]) > 0
                                           for c in p["configs"])),),
+    space={"configs": Choice(_STRESS_CONFIGS), "symbolic_L": IntRange(2, 4), "seed": SEED},
 ))

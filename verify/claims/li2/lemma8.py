@@ -32,9 +32,12 @@ from theory.li2.muon_dynamics import (
     mu0,
 )
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -207,6 +210,11 @@ def check(run: Run) -> Iterator[Evidence]:
 
 
 _MU = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5]
+#: Stress: the priorities mu (L = 2 to 10; the last two reach mu > 1, beyond Thm. 8's
+#: mu_l <= 1, which the lemma's argument does not use).
+_STRESS_MU = ([1.0, 0.5], [1.0, 0.9, 0.8], _MU, [1.0, 1.0, 0.7, 0.4],
+              [1.0, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2], [2.0, 1.5, 1.0, 0.5],
+              [3.0, 1.0, 0.3])
 
 CLAIM = register(Claim(
     id="li2.lemma8",
@@ -242,4 +250,5 @@ CLAIM = register(Claim(
                             lambda p: all(0 < m <= 1 for m in p["mu"])),
                  Assumption("a > 1", "Thm. 8's assumption 3 on the Frechet shape",
                             lambda p: p["a"] > 1)),
+    space={"mu": Choice(_STRESS_MU), "a": LogUniform(0.5, 4.0), "seed": SEED},
 ))

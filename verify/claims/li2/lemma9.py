@@ -43,8 +43,11 @@ from theory.li2.muon_dynamics import (
 )
 from verify import (
     SEED,
+    Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
     LogUniform,
     NegativeControl,
     Route,
@@ -328,4 +331,13 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("v_par / (1 + ||v_perp||^2) in place of v_par / (1 + ||v_perp||)",
                             {"last_column": squared_norm_column}),
+    assumptions=(Assumption("m + k <= n", "Q (n x m) orthonormal with v_perp != 0 and B_perp "
+                            "of rank k (T invertible in Eq. 38) need m + k orthonormal "
+                            "columns in R^n", lambda p: p["m"] + p["k"] <= p["n"]),),
+    # Sizes of Q and B, the fixed ||v_par|| (= ||v_perp||) of the one-sided trends, and the
+    # roots c of Eq. 38. m + k <= 6 <= n everywhere: outside it the construction does not
+    # exist (there is no v_perp != 0), so there is nothing to run.
+    space={"n": IntRange(6, 16), "m": IntRange(1, 4), "k": IntRange(1, 2),
+           "fixed": LogUniform(0.05, 2.0), "c_values": Choice(([2], [3], [4], [2, 4])),
+           "seed": SEED},
 ))

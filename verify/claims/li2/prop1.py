@@ -31,9 +31,12 @@ from theory.li2.stage1_expansion import (
     smallest_nonrealisable_case,
 )
 from verify import (
+    SEED,
     Assumption,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -304,4 +307,9 @@ CLAIM = register(Claim(
                                                                 p["limit"]))
                    and max(p["widths"]["Ks"] + [p["widths"]["K"]]) <= p["widths"]["n"] - 1),
     ),
+    # The scales alpha (claim 1's K, M trends; above 0.1 outside (A3)) and eta (Eq. 3), the
+    # width K of claim 1's alpha trend (n = 24 at quick fidelity: K >= 24 is outside (A1))
+    # and the classes M of claim 4's limit (realisable needs K >= M - 1: K = 6 allows 7).
+    space={"widths.alpha": LogUniform(1e-4, 1.0), "initial.K": IntRange(1, 32),
+           "small_time.eta": LogUniform(1e-3, 1.0), "limit.M": IntRange(2, 7), "seed": SEED},
 ))

@@ -27,9 +27,12 @@ from numerics.li2.two_layer import center
 from theory.matrices import centering_matrix
 from theory.li2.stage1_expansion import coefficients
 from verify import (
+    SEED,
     Assumption,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Run,
     register,
@@ -137,7 +140,9 @@ def _smallest_case(run: Run) -> None:
 
 def _trends(run: Run) -> Iterator[Evidence]:
     p = {**run.params["small_time"], "seeds": run.params["seeds"]}
-    F, Y, U = small_time_problems(run, p, "prop2", realisable=True)
+    # (A2) needs K >= M - 1; below it (a stress setting) the features are Gaussian, and the
+    # measured (A2) below records the run as outside the assumptions.
+    F, Y, U = small_time_problems(run, p, "prop2", realisable=p["K"] >= p["M"] - 1)
     problem = ("prop2", F, Y, U)
     record_data_assumptions(run, center(F), center(Y), "Prop. 2 problems", realisable=True)
     stated, scale = run.stated["small_time"], run.stated["remainder"]
@@ -224,4 +229,9 @@ CLAIM = register(Claim(
                    lambda p: p["small_time"]["M"] - 1 <= p["small_time"]["K"]
                    <= p["small_time"]["n"] - 1),
     ),
+    # Sizes (outside (A1)-(A2) where K < M - 1 or K >= n) and the fixed alpha of the
+    # t-trend (above 0.1 outside (A3)).
+    space={"small_time.n": IntRange(4, 32), "small_time.K": IntRange(1, 12),
+           "small_time.M": IntRange(2, 8), "small_time.alpha_fixed": LogUniform(1e-3, 0.5),
+           "seed": SEED},
 ))

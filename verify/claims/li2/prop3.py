@@ -8,7 +8,9 @@ Routes: the flow solved exactly in singular coordinates (sympy ``dsolve`` of
 :math:`(\partial_t + r_1)(\partial_t + r_2)` with the stated rates must annihilate every
 component (derived vs stated); the RK4 flow with autograd :math:`G_F`, projected on the singular
 vectors and fitted with the stated exponentials, its decay rate fitted late, and its norm
-against :math:`C_0e^{-\sigma_{\min}^2t}` (measured). Outside (A2) the limit is not 0: the
+against :math:`C_0e^{-\sigma_{\min}^2t}` (measured); the rate and the bound again on a
+spectrum with :math:`\sigma_{\min}` far from 0 and 1 (``rate_cases``), where a wrong power of
+:math:`\sigma_{\min}` changes the rate. Outside (A2) the limit is not 0: the
 smallest case (n = 3, K = 1, M = 2) is derived exactly and reported as a probe.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from numerics.random import randn
 from numerics.li2.stage1_problems import balanced_labels, realisable_features_with_spectrum
 from numerics.li2.top_layer_flow import (
     RidgeSolution,
+    centred_features_with_spectrum,
     deviation_bound,
     integrate_top_layer_flow,
     stable_step,
@@ -38,9 +41,13 @@ from theory.li2.stage1_expansion import (
 )
 from verify import (
     RESOLVED,
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -54,6 +61,12 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._stage1 import record_data_assumptions
+
+
+#: torch's default CPU driver, gelsy (MKL, pivoted QR), returns different last digits in
+#: different processes on the same input, even on one thread; the SVD-based gelsd gives the
+#: same bits in every run (and the minimum-norm solution where a basis is rank-deficient).
+LSTSQ_DRIVER = "gelsd"
 
 
 def stated_mode_rates(sigma_i, sigma_j):
@@ -93,7 +106,11 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
 def _problem(run: Run, p: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     gen = run.generator("flow problem")
     Y = balanced_labels(1, p["n"], p["M"], gen)[0]
-    F = realisable_features_with_spectrum(Y, torch.tensor(p["singular_values"]), p["K"], gen)
+    s = torch.tensor(p["singular_values"], dtype=torch.float64)
+    if p["M"] - 1 <= p["K"]:
+        F = realisable_features_with_spectrum(Y, s, p["K"], gen)
+    else:  # (A2) cannot hold (a stress setting): the spectrum in random directions
+        F = centred_features_with_spectrum(p["n"], s, p["K"], gen)
     V0 = p["alpha"] * randn(p["inits"], p["K"], p["M"], generator=gen)
     cast = {"device": run.device, "dtype": run.dtype}
     return F.to(**cast), Y.to(**cast), V0.to(**cast)
@@ -147,12 +164,12 @@ class Flow:
         return float(self.s[-1]) ** 2
 
 
-def _flow(run: Run, p: dict) -> Flow:
+def _flow(run: Run, p: dict, label: str) -> Flow:
     F, Y, V0 = _problem(run, p)
     Ft, Yt = center(F), center(Y)
-    record_data_assumptions(run, Ft[None], Yt[None], "flow problem", realisable=True)
+    record_data_assumptions(run, Ft[None], Yt[None], label, realisable=True)
     U, s, Wh = torch.linalg.svd(Ft, full_matrices=False)
-    V_star = torch.linalg.lstsq(Ft, Yt).solution
+    V_star = torch.linalg.lstsq(Ft, Yt, driver=LSTSQ_DRIVER).solution
     E_star = Yt - Ft @ V_star
     dt = stable_step(F, 0.0, p["step_safety"])
     log_u = math.log(1 / unit_roundoff(run.dtype))
@@ -160,7 +177,8 @@ def _flow(run: Run, p: dict) -> Flow:
     steps = math.ceil(t_b / dt)
     # The flow does not depend on the stated forms: the negative control's run reuses it.
     traj = run.memo("flow", lambda: integrate_top_layer_flow(
-        F, Y, V0, 0.0, dt=dt, steps=steps, record_every=max(1, steps // p["records"])))
+        F, Y, V0, 0.0, dt=dt, steps=steps, record_every=max(1, steps // p["records"])),
+        key=tuple(p["singular_values"]))
     D0 = V0 - V_star
     C0 = float(s[0]) * torch.linalg.matrix_norm(D0) * (
         float(torch.linalg.matrix_norm(V_star, ord=2)) + torch.linalg.matrix_norm(D0, ord=2))
@@ -179,7 +197,8 @@ def _modes(run: Run, f: Flow) -> Evidence:
     basis = torch.stack([torch.exp(-r1[..., None] * t), torch.exp(-r2[..., None] * t)],
                         dim=-1)  # (K, K, R, 2)
     target = g.permute(1, 2, 3, 0)[..., None]  # (B, K, K, R, 1)
-    coef = torch.linalg.lstsq(basis.expand(target.shape[0], *basis.shape), target).solution
+    coef = torch.linalg.lstsq(basis.expand(target.shape[0], *basis.shape), target,
+                              driver=LSTSQ_DRIVER).solution
     fitted = (basis @ coef)[..., 0].permute(3, 0, 1, 2)  # (R, B, K, K)
     # RK4 gives g_ij = -s_i R_i^k P_ij - s_i R_i^k Q_ij R_j^k exactly (P = W^T D0 V*^T W,
     # Q = W^T D0 D0^T W): each factor R^k is within eps of its exponential, so the exact-rate
@@ -203,7 +222,7 @@ def _modes(run: Run, f: Flow) -> Evidence:
         parameters={"n": n, "K": K, "dt": f.dt, "steps": f.steps, "inits": f.V0.shape[0]}))
 
 
-def _bound(run: Run, f: Flow) -> Evidence:
+def _bound(run: Run, f: Flow, suffix: str = "") -> Evidence:
     """||G(t)||_F <= C0 exp(-decay t) at every record."""
     norms = torch.linalg.matrix_norm(f.G)  # (R, B)
     decay = float(run.stated["decay_rate"](f.s[-1]))
@@ -214,7 +233,7 @@ def _bound(run: Run, f: Flow) -> Evidence:
     slack = math.expm1(f.steps * z1**5 / 120) + f.roundoff * float(f.C0.max()) \
         / float(norms.min())
     return _resolved(slack, at_most(
-        Route.NUMERIC, "||G_F(t)||_F <= C0 exp(-sigma_min^2 t) along the flow",
+        Route.NUMERIC, f"||G_F(t)||_F <= C0 exp(-sigma_min^2 t) along the flow{suffix}",
         measured=norms, bound=bound,
         tolerance=Tolerance(slack, "RK4's slowest mode decays slower than exp(-sigma_min^2 t) "
                                    "by exp(k z^5/120) at most, + roundoff 8 k (n+K) u C0 over "
@@ -222,7 +241,7 @@ def _bound(run: Run, f: Flow) -> Evidence:
         parameters={"C0": "s_max ||D0||_F (||V*||_2 + ||D0||_2)", "T": f.window[1]}))
 
 
-def _rate(run: Run, f: Flow) -> Evidence:
+def _rate(run: Run, f: Flow, suffix: str = "") -> Evidence:
     """The decay rate of ||G||, fitted where the slowest mode dominates."""
     norms = torch.linalg.matrix_norm(f.G).cpu().double().numpy()  # (R, B)
     t_a, t_b = f.window
@@ -239,8 +258,8 @@ def _rate(run: Run, f: Flow) -> Evidence:
     noise = 4 * delta / (t_b - t_a) / lam1
     ones = np.ones(norms.shape[1])
     return _resolved(bias + rk4 + noise, compare(
-        Route.RATE, "decay rate of ||G_F(t)||: late fit vs stated sigma_min^2 vs "
-                    "lambda_min(Ft^T Ft)",
+        Route.RATE, f"decay rate of ||G_F(t)||: late fit vs stated sigma_min^2 vs "
+                    f"lambda_min(Ft^T Ft){suffix}",
         stated=float(run.stated["decay_rate"](f.s[-1])) * ones,
         derived=float(dev.lam[0]) * ones, measured=rates,
         tolerance=Tolerance(bias + rk4 + noise,
@@ -251,12 +270,20 @@ def _rate(run: Run, f: Flow) -> Evidence:
 
 
 def _numeric(run: Run) -> Iterator[Evidence]:
-    f = _flow(run, run.params["flow"])
+    f = _flow(run, run.params["flow"], "flow problem")
     yield _modes(run, f)
     yield _bound(run, f)
     yield _rate(run, f)
     norms = torch.linalg.matrix_norm(f.G)
     run.figure("||G_F(T)|| / ||G_F(0)|| (G -> 0)", (norms[-1] / norms[0]).tolist())
+    # The stated rate again where sigma_min is far from 0 and 1, so that a wrong power of
+    # it (sigma_min^2.5 equals sigma_min^2 at 1) changes the rate.
+    for case in run.params["rate_cases"]:
+        label = f"rate case {case['name']}"
+        g = _flow(run, {**run.params["flow"], "singular_values": case["singular_values"]},
+                  label)
+        yield _bound(run, g, f" ({label})")
+        yield _rate(run, g, f" ({label})")
 
 
 def _probes(run: Run) -> None:
@@ -288,6 +315,13 @@ def check(run: Run) -> Iterator[Evidence]:
 # step dt = 0.2 / lambda_max makes RK4's per-mode error ~1e-6 of each exponential.
 _FLOW = {"M": 3, "alpha": 0.1, "inits": 4, "step_safety": 0.2, "window": (0.25, 0.4),
          "records": 100}
+# sigma_min = 1.6 with the same gap ratio: sigma_min^2 = 2.56, sigma_min^2.5 = 3.24.
+_RATE_CASE = {"name": "sigma_min=1.6", "singular_values": [1.6, 3.2, 3.5, 3.8, 4.1, 4.4]}
+#: Stress spectra (K = 6): sigma_min from 0.3 to 2, gaps from wide to narrow (a narrow gap
+#: leaves the late fit a larger slope bias, which the tolerance carries).
+_STRESS_SPECTRA = ([1.0, 2.0, 2.2, 2.4, 2.6, 2.8], [1.6, 3.2, 3.5, 3.8, 4.1, 4.4],
+                   [0.5, 1.0, 1.1, 1.2, 1.3, 1.4], [0.3, 0.6, 0.7, 0.8, 0.9, 1.0],
+                   [2.0, 2.6, 2.8, 3.0, 3.2, 3.4], [1.0, 1.0, 2.0, 2.2, 2.4, 2.6])
 
 CLAIM = register(Claim(
     id="li2.prop3",
@@ -308,11 +342,14 @@ CLAIM = register(Claim(
         "quick": {"symbolic_size": {"K": 2, "M": 2, "extra": 1},
                   "flow": {"n": 24, "K": 6, "singular_values": [1.0, 2.0, 2.2, 2.4, 2.6, 2.8],
                            **_FLOW},
+                  "rate_cases": [_RATE_CASE],
                   "spectrum_figure": {"n": 64, "Ks": [4, 8, 16, 32, 48, 63], "seeds": 4}},
         "full": {"symbolic_size": {"K": 3, "M": 2, "extra": 1},
                  "flow": {"n": 256, "K": 64,
                           "singular_values": [1.0, *np.linspace(2.0, 4.0, 63).tolist()],
                           **_FLOW, "M": 8, "inits": 8},
+                 "rate_cases": [{"name": "sigma_min=1.6", "singular_values": [
+                     1.6, *np.linspace(3.2, 6.4, 63).tolist()]}],
                  "spectrum_figure": {"n": 256, "Ks": [8, 16, 32, 64, 128, 192, 255],
                                      "seeds": 8}},
     },
@@ -325,4 +362,9 @@ CLAIM = register(Claim(
                    lambda p: p["flow"]["M"] - 1 <= p["flow"]["K"] <= p["flow"]["n"] - 1),
         Assumption("eta = 0", "no weight decay (the flow is run with eta = 0)", lambda p: True),
     ),
+    # The main flow's spectrum, samples n (K = 6 <= n - 1 throughout: a K-value spectrum
+    # needs it), classes M (M >= 8 is outside (A2): the features are then not realisable)
+    # and the initial scale alpha (the proposition holds for any V0).
+    space={"flow.singular_values": Choice(_STRESS_SPECTRA), "flow.n": IntRange(7, 40),
+           "flow.M": IntRange(2, 9), "flow.alpha": LogUniform(1e-3, 1.0), "seed": SEED},
 ))

@@ -397,6 +397,11 @@ def _etas(params: Mapping[str, Any]) -> list[float]:
 _FLOW = {"inits": 4, "init_scale": 0.1, "step_safety": 1.0}
 _WINDOW = (0.4, 0.6)  # fit where ||G - G*|| has fallen from u^0.4 to u^0.6 of its scale
 _RECORDS = 200  # snapshots of G_F along a rate run (about a third fall in the window)
+# sigma_min far from 0 and 1, so that a wrong power of it changes the rate (sigma_min^2.5 is
+# sigma_min^2 at 1, and the K > n case has sigma_min = 0): 2.56 + eta against 3.24 + eta.
+_SIGMA_16 = {"name": "K<n, sigma_min=1.6", "n": 40, "K": 6, "M": 3, "eta": 0.05,
+             "singular_values": [1.6, 4.0, 4.4, 4.8, 5.2, 5.6], "window": _WINDOW,
+             "records": _RECORDS, **_FLOW}
 
 CLAIM = register(Claim(
     id="li2.prop4",
@@ -439,6 +444,7 @@ CLAIM = register(Claim(
                 {"name": "K>n", "probe": True, "n": 10, "K": 16, "M": 3, "eta": 1.0,
                  "singular_values": [1.5, 2.0, 2.5, 3.0, 3.2, 3.4, 3.6, 3.8, 4.0],
                  "window": _WINDOW, "records": _RECORDS, **_FLOW, "init_scale": 1.0},
+                _SIGMA_16,
             ],
             "property_cases": 40,
         },
@@ -453,6 +459,8 @@ CLAIM = register(Claim(
                 {"name": "K>n", "probe": True, "n": 64, "K": 96, "M": 8, "eta": 1.0,
                  "singular_values": [1.5, *np.linspace(2.0, 5.0, 62).tolist()],
                  "window": _WINDOW, "records": _RECORDS, **_FLOW, "init_scale": 1.0, "inits": 8},
+                {**_SIGMA_16, "n": 256, "K": 16, "M": 8, "inits": 8,
+                 "singular_values": [1.6, *np.linspace(4.0, 6.0, 15).tolist()]},
             ],
             "property_cases": 400,
         },
@@ -465,5 +473,14 @@ CLAIM = register(Claim(
     assumptions=(
         Assumption("eta > 0", "weight decay is positive (Prop. 4); the fixed point and "
                    "Eq. 60 need it when K >= n", lambda p: min(_etas(p)) > 0),
+        Assumption("K <= n - 1 (numeric problem)", "(A1), full column rank, is possible "
+                   "after centring (App. C's setting of Prop. 4)",
+                   lambda p: p["numeric"]["K"] <= p["numeric"]["n"] - 1),
     ),
+    # The numeric problem's weight decay and sizes. K <= 24 keeps n = 48 well above K: the
+    # flow's horizon grows as 1/lambda_min(A), which near K = n - 1 (sigma_min -> 0) or
+    # beyond it (lambda_min = eta) takes minutes at a small eta; K >= n is covered by the
+    # property cases and the K > n rate case.
+    space={"numeric.eta": LogUniform(1e-2, 3.0), "numeric.K": IntRange(1, 24),
+           "numeric.M": IntRange(2, 8), "seed": SEED},
 ))
