@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from verify.claims.li2.fig3 import _first, summarise
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._trained import TRAINED
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -37,6 +38,17 @@ def test_each_qualitative_route_can_fail(quick, name, wrong):
     assert result.verdict is Verdict.FAIL
     failed = [e for e in result.evidence if e.ok is False]
     assert len(failed) >= 1 and all(e.ok for e in quick.evidence)
+
+
+def test_a_run_that_fits_nothing_makes_the_verdict_inconclusive(quick):
+    """Adam at lr 1 leaves every run near chance 1/29: neither grokking nor its absence says
+    anything about weight decay (without the health item this read as a fail)."""
+    assert [(a.name, a.holds) for a in quick.assumptions if a.source == "ran"] == [
+        (TRAINED, True)]
+    result = run_claim(get("li2.fig3"), overrides={"lr": 1.0, "K": 64, "epochs": 160},
+                       control=False)
+    assert result.verdict is Verdict.INCONCLUSIVE and "would have been fail" in result.reason
+    assert [a.holds for a in result.assumptions if a.source == "ran"] == [False]
 
 
 def test_the_third_party_route_fails_at_the_quick_size(quick):

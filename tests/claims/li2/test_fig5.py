@@ -18,6 +18,7 @@ from numerics.li2.phase_boundary import (
 )
 from verify.claims.li2._groups import build_group
 from verify.claims.li2._phase_transition import ratio_grid
+from verify.claims.li2._trained import TRAINED
 from verify.claims.li2.fig5 import transition_width
 from verify.registry import get
 from verify.runner import run_claim
@@ -44,6 +45,17 @@ def test_each_route_can_fail(quick, name, wrong):
     result = run_claim(variant, control=False)   # the training runs are cached
     assert result.verdict is Verdict.FAIL
     assert all(e.ok for e in quick.evidence)
+
+
+def test_a_sweep_that_fits_nothing_makes_the_verdict_inconclusive(quick):
+    """Adam at lr 10 leaves Z11's nets near chance at every ratio: no transition, which says
+    nothing about the caption."""
+    assert all(a.holds for a in quick.assumptions if a.source == "ran")
+    result = run_claim(get("li2.fig5"), control=False,
+                       overrides={"training.lr": 10.0, "panels": {"cyclic": {"Z11": 1}}})
+    assert result.verdict is Verdict.INCONCLUSIVE, result.reason
+    assert [(a.name, a.holds) for a in result.assumptions if a.source == "ran"] == [
+        (f"{TRAINED} (Z11)", False)]
 
 
 def test_the_panels_are_reported_with_the_code_line(quick):

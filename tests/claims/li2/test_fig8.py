@@ -15,6 +15,7 @@ from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 from verify.claims.li2.fig8 import Outcome, paired_evidence, paired_interval, select_lr
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._trained import TRAINED
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -88,7 +89,9 @@ def _outcome(final: list[list[float]]) -> Outcome:
     return Outcome(seeds=tuple(range(len(final))), lrs=tuple(0.1 * (i + 1)
                                                             for i in range(loss.shape[1])),
                    epochs=torch.tensor([0, 10]), test_loss=torch.stack([loss, loss]),
-                   test_acc=torch.zeros(2, *loss.shape, dtype=torch.float64))
+                   test_acc=torch.zeros(2, *loss.shape, dtype=torch.float64),
+                   train_acc=torch.ones(*loss.shape, dtype=torch.float64),
+                   train_loss=torch.zeros(*loss.shape, dtype=torch.float64))
 
 
 def test_selection_uses_only_the_selection_seeds_and_treats_nan_as_worst():
@@ -113,6 +116,17 @@ def test_the_full_fidelity_path_on_a_tiny_task():
         assert len(table["adam"]["selection (median final test loss per lr)"]) == 2
         assert len(table["paired"]["log L_adam - log L_muon per seed"]) == 3
     assert "0.9750" in result.evidence[0].quantity        # Bonferroni over the two widths
+
+
+def test_a_net_that_fits_nothing_makes_the_verdict_inconclusive():
+    """Adam at lr 10 fits nothing of a tiny task, so Muon would win by default: the
+    comparison decides nothing."""
+    result = run_claim(get("li2.fig8"), control=False, overrides={
+        "M": 7, "Ks": (4,), "p": 0.6, "weight_decay": 1e-2, "epochs": 200, "eval_every": 20,
+        "adam_lrs": (10.0,), "muon_lrs": (1e-1,), "seeds": (2, 3, 4), "plateau": 10.0})
+    assert result.verdict is Verdict.INCONCLUSIVE, result.reason
+    ran = {a.name: a.holds for a in result.assumptions if a.source == "ran"}
+    assert ran[f"{TRAINED} (adam, K = 4)"] is False
 
 
 def test_overlapping_seed_sets_are_refused():

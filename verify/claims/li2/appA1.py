@@ -47,8 +47,11 @@ from theory.li2.thm2_proof import (
 )
 from theory.li2.top_down import common_field
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
     NegativeControl,
     Route,
     Run,
@@ -63,7 +66,11 @@ from verify import (
 from verify.arrays import eye, gate, ones, transpose
 from verify.claims.li2 import PAPER
 from verify.claims.li2._float_irreps import X2, float_decomposition, float_points
-from verify.claims.li2._groups import build_group
+from verify.claims.li2._groups import ONE_SMALL_GROUP, SMALL_GROUPS, build_group
+
+#: Stress groups for the exact polynomial routes: the polynomials in 2M variables grow fast
+#: with M (D5's Eq. 20 takes several seconds), so orders up to 8.
+SYMBOLIC_GROUPS = Choice(tuple((g,) for g in SMALL_GROUPS if build_group(g).order <= 8))
 
 # --- the printed forms ------------------------------------------------------------------------
 
@@ -435,4 +442,7 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("Eq. 15 with R_h in place of R_h P_1^perp (centring dropped)",
                             {"centred_target_sums": uncentred_target_sums}),
+    space={"symbolic_groups": SYMBOLIC_GROUPS, "schur_groups": ONE_SMALL_GROUP,
+           "numeric_groups": ONE_SMALL_GROUP, "decomposition_size": IntRange(2, 8),
+           "seed": SEED},
 ))

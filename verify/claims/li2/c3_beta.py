@@ -61,9 +61,12 @@ from theory.li2.output_scale import (
 from theory.li2.ridge import derive_ridge_fixed_point, reduced_product
 from theory.li2.stage1_expansion import coefficients
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -465,4 +468,11 @@ CLAIM = register(Claim(
         Assumption("beta > 0", "output scale positive",
                    lambda p: min(p["small_time"]["betas"] + p["fixed_point"]["betas"]) > 0),
     ),
+    # Eq. 68's eta and beta reach outside its assumptions (eta > 0, beta < 0); Eq. 69's etas
+    # stay > 0, where its fixed point is defined (the solve refuses eta = 0).
+    space={"small_time.alpha": LogUniform(1e-3, 0.3),
+           "small_time.eta": Choice((0.0, 1e-3, 0.1)),
+           "small_time.betas": Choice(([0.5], [2.0, 4.0], [8.0], [-2.0])),
+           "fixed_point.etas": Choice(([1e-3, 0.01, 0.1, 1.0, 10.0], [1e-4, 1e-3], [1.0, 100.0])),
+           "seed": SEED},
 ))

@@ -41,6 +41,7 @@ from verify import (
     Claim,
     Evidence,
     IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -363,5 +364,9 @@ CLAIM = register(Claim(
         Assumption("weight decay in the decay runs", "eta > 0 for the runs that are decided; "
                    "n eta / 2 within 10% of the paper's 0.2016", _decay_matched),
     ),
-    space={"exact_cases": IntRange(4, 20)},
+    # The training run's width, step size, decay and seeds (a decay other than 8e-4, or none,
+    # leaves the assumption); the seed draws the exact part's cases.
+    space={"K": IntRange(32, 1024), "lr": LogUniform(2e-4, 5e-3),
+           "etas": Choice(((8e-4,), (4e-4,), (1.6e-3,), (0.0,))),
+           "seeds": Choice(((0, 1), (2, 3), (4, 5))), "seed": SEED},
 ))

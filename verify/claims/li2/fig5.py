@@ -29,9 +29,12 @@ import torch
 from numerics.li2.phase_boundary import GROKKED, phase_point
 from verify import (
     Assumption,
+    Choice,
     Claim,
     Evidence,
     Heatmap,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -43,6 +46,7 @@ from verify import (
 from verify.claims.li2 import PAPER
 from verify.claims.li2._phase_transition import FIG5_PARAMETERS, code_line, phase_points
 from verify.claims.li2._replicate_trend import replicate_trend, stated_order
+from verify.claims.li2._trained import TRAINED, record_trained
 
 EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 #: "0" of the caption: the best test accuracy stays below this (li2.fig3's "none"); "1":
@@ -207,10 +211,22 @@ def _third_party(run: Run) -> Iterator[Evidence]:
                       parameters={"p": ratios, "setting": tp})
 
 
+def _record_trained(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
+    """verify.claims.li2._trained's criterion on the sweep's final training accuracies, per
+    group: runs that fit nothing (a step size that throws them about) show no transition,
+    which says nothing about the caption."""
+    for points in panels.values():
+        for pt in points:
+            record_trained(run, pt["M"], pt["final_train_acc"], None,
+                           where=f"every ratio and seed at epoch {pt['epochs']}",
+                           name=f"{TRAINED} ({pt['group']})")
+
+
 def check(run: Run) -> Iterator[Evidence]:
     p = run.params
     panels = {panel: phase_points(run, groups, p["training"], p["multipliers"])
               for panel, groups in p["panels"].items()}
+    _record_trained(run, panels)
     for points in panels.values():
         yield from _ends(run, points)
     yield from _trend(run, panels.get("cyclic", []))
@@ -264,5 +280,12 @@ CLAIM = register(Claim(
         Assumption("non-abelian groups have max d_k = 2", "the BR panel of Fig. 5",
                    lambda q: all(d == 2 for d in q["panels"].get("non-abelian", {}).values())),
     ),
+    # Width, step size and decay of the runs, kept small enough for seconds per point; one
+    # cyclic group leaves the "two sizes" assumption (the panels are subsets of the declared
+    # ones: a collection's keys).
+    space={"training.K": IntRange(32, 96), "training.lr": LogUniform(5e-3, 0.05),
+           "training.eta": LogUniform(1e-3, 1e-2),
+           "training.seeds": Choice(((0, 1, 2, 3), (4, 5, 6, 7))),
+           "panels.cyclic": Choice(({"Z11": 1, "Z23": 1}, {"Z11": 1}, {"Z23": 1}))},
     tags=("training",),
 ))

@@ -23,20 +23,21 @@ learning rates are the winners of a pilot sweep on other seeds (module constants
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from scipy import stats
 
-from numerics.errors import Diverged
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 from numerics.polar import AUTHOR_NS_COEFFICIENTS
 from numerics.li2.train_splits import train_count
 from verify import (
     Assumption,
+    Choice,
     Claim,
     Evidence,
     NegativeControl,
@@ -49,6 +50,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._trained import TRAINED, record_trained
 
 OPTIMIZERS = ("adam", "muon")
 
@@ -62,6 +64,18 @@ LEVEL = 0.95
 #: (on seeds 10-17 the paired interval at epoch 1500, [-0.217, 0.025], is that at 2000,
 #: [-0.211, 0.024], to the seed spread).
 QUICK_PILOT = {"adam": {3e-3: 0.942, 1e-2: 0.921}, "muon": {3e-2: 0.924, 1e-1: 0.963}}
+#: The setting the pilot ran in: (M, Ks, p, weight decay).
+PILOT_SETTING = (23, (16,), 0.5, 1.5e-3)
+
+
+def _tuned_learning_rates(p: Mapping[str, Any]) -> bool:
+    """Each optimiser at a learning rate a sweep chose for this setting: a grid decided on
+    selection seeds, or the pilot's winners in the pilot's own setting."""
+    if p["selection_seeds"]:
+        return True
+    winners = {opt: (min(QUICK_PILOT[opt], key=QUICK_PILOT[opt].get),) for opt in OPTIMIZERS}
+    return ((p["M"], tuple(p["Ks"]), p["p"], p["weight_decay"]) == PILOT_SETTING
+            and all(tuple(p[f"{opt}_lrs"]) == winners[opt] for opt in OPTIMIZERS))
 
 
 def stated_muon_lower():
@@ -83,6 +97,8 @@ class Outcome:
     epochs: torch.Tensor          # (D,) logged test epochs
     test_loss: torch.Tensor       # (D, S, L)
     test_acc: torch.Tensor        # (D, S, L)
+    train_acc: torch.Tensor       # (S, L) at the last epoch
+    train_loss: torch.Tensor      # (S, L) at the last epoch
 
     def column(self, lr: float) -> int:
         return self.lrs.index(lr)
@@ -110,8 +126,11 @@ def _train(run: Run, optimizer: str, K: int) -> Outcome:
         trainer.train(p["epochs"])
         epochs, loss = trainer.history.series("test_loss")
         _, acc = trainer.history.series("test_acc")
+        _, train_acc = trainer.history.series("train_acc")
+        _, train_loss = trainer.history.series("train_loss")
         shape = (len(epochs), len(seeds), len(lrs))
-        return Outcome(seeds, lrs, epochs, loss.reshape(shape), acc.reshape(shape))
+        return Outcome(seeds, lrs, epochs, loss.reshape(shape), acc.reshape(shape),
+                       train_acc[-1].reshape(shape[1:]), train_loss[-1].reshape(shape[1:]))
 
     return run.memo("training", simulate, key=(optimizer, K))
 
@@ -156,8 +175,17 @@ def _width(run: Run, K: int, level: float) -> Iterator[Evidence]:
         rows = [o.seeds.index(s) for s in p["seeds"]]
         col = o.column(lr)
         final = o.test_loss[-1, rows, col]
-        if not bool(torch.isfinite(final).all()):
-            raise Diverged(f"{opt} at K={K}, lr={lr:g}: a non-finite final test loss")
+        # A net that fits nothing (a step size that throws it about) has no test loss worth
+        # comparing: the other optimiser would win by default.
+        record_trained(run, p["M"], o.train_acc[rows, col], o.train_loss[rows, col],
+                       where=f"{opt}, K = {K}, lr {lr:g}, epoch {p['epochs']}",
+                       test_accuracy=o.test_acc[-1, rows, col],
+                       name=f"{TRAINED} ({opt}, K = {K})")
+        finite = torch.isfinite(final)
+        if not finite.all():
+            run.ran(f"finite final test loss ({opt}, K = {K})", False,
+                    f"{int((~finite).sum())} of {final.numel()} seeds non-finite")
+            return
         chosen[opt], finals[opt] = lr, final
         plateau = _plateau(o, lr, rows)
         run.assume(f"{opt} at K={K} has levelled off", plateau < p["plateau"],
@@ -259,6 +287,18 @@ CLAIM = register(Claim(
                                  - 1) < 0.1),
         Assumption("a paired sample", "at least 2 evaluation seeds",
                    lambda p: len(p["seeds"]) >= 2),
+        Assumption("tuned learning rates", "each optimiser at the learning rate a sweep chose "
+                   "for this setting (the reading: the two cannot share one learning rate, "
+                   "and an untuned one loses by its step size)", _tuned_learning_rates),
     ),
+    # Width (K = 48 > 2M leaves "K small"), each optimiser's step size around its pilot
+    # winner (any other leaves "tuned learning rates", as does a width or decay the pilot did
+    # not tune for), the decay (halved or doubled leaves the matched-decay assumption) and the
+    # evaluation seeds; at most K = 48 keeps a point to seconds.
+    space={"Ks": Choice(((8,), (16,), (32,), (48,))),
+           "adam_lrs": Choice(((3e-3,), (1e-2,), (3e-2,))),
+           "muon_lrs": Choice(((1e-2,), (3e-2,), (1e-1,))),
+           "weight_decay": Choice((1.5e-3, 7.5e-4, 3e-3)),
+           "seeds": Choice((tuple(range(10, 18)), tuple(range(20, 28))))},
     tags=("training",),
 ))

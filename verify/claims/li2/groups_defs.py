@@ -34,6 +34,8 @@ from theory.groups.irreps import (
     regular_representation,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
     NegativeControl,
@@ -46,7 +48,7 @@ from verify import (
     symbolic_identity,
 )
 from verify.claims.li2 import PAPER
-from verify.claims.li2._groups import build_group
+from verify.claims.li2._groups import SMALL_GROUPS, build_group
 
 # --- the paper's identities -----------------------------------------------------------------
 
@@ -263,4 +265,9 @@ CLAIM = register(Claim(
             "dimension_sum": stated_dimension_sum},
     check=check,
     control=NegativeControl("operands swapped: R_h1 R_h2 = R_h2h1", {"product": swapped_product}),
+    # One group per run, of every irrep type, from Z2 to S4 (order 24, irreps up to d = 3);
+    # the seed draws the float routes' random group-algebra elements.
+    space={"groups": Choice((("Z2",), *((g,) for g in SMALL_GROUPS),
+                             *((g,) for g in ("Z2xZ4", "Z2xZ2xZ2", "Z12", "D6", "A4", "S4")))),
+           "seed": SEED},
 ))

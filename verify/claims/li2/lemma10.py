@@ -37,6 +37,8 @@ from theory.li2.coupon_collector import (
     t as t_symbol,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
     NegativeControl,
@@ -250,4 +252,11 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("L^2 sum_l 1/l in place of L sum_l 1/l (wrong power of L)",
                             {"bound": squared_width_bound}),
+    # The width L (sampled, Zipf, and the exact uniform cases) and how far p is from uniform
+    # (Dirichlet concentration: 0.1 puts most mass on few l, 1000 is nearly uniform, where the
+    # strict gap is smallest). p_l > 0, sum_l p_l = 1 hold by construction.
+    space={"L_range": Choice(([2, 5], [2, 20], [10, 60], [50, 200])),
+           "concentrations": Choice(([0.1], [0.3, 1.0, 10.0], [100.0], [1000.0])),
+           "zipf_L": Choice(([5, 20], [2, 100], [1000])),
+           "uniform_L": Choice(([1, 2, 3], [1, 2, 3, 4, 5, 6], [7, 8])), "seed": SEED},
 ))
