@@ -15,6 +15,7 @@ from theory.ns.coercivity import LAM, derive_coercivity, derive_perturbed_coerci
 from theory.ns.reparam_balance import Q
 from verify.registry import get
 from verify.runner import run_claim
+from verify.verdict import Verdict
 
 
 def result():
@@ -31,7 +32,18 @@ def test_fails_as_stated_only_above_one_and_the_control_only_below_one():
     control = {e.quantity: e for e in r.control.evidence if e.ok is False}
     assert {e.route.value for e in control.values()} == {"symbolic", "property"}
     assert all("0 < lambda < 1" in q for q in control)
+    # lambda = 2 (the counterexample) is inside: the corollary states no bound on lambda
     assert all(a.holds for a in r.assumptions)
+
+
+def test_scope_below_one_passes_and_above_one_fails():
+    """The regime map stress draws: every item holds with lambda < 1 only, and lambda > 1
+    alone fails on both the symbolic and the property route."""
+    below = run_claim(get("ns.cor4.8"), control=False, overrides={"grid.lam": (0.1, 0.5)})
+    assert below.verdict is Verdict.PASS and below.inside_assumptions
+    above = run_claim(get("ns.cor4.8"), control=False, overrides={"grid.lam": (2.0,)})
+    assert above.verdict is Verdict.FAIL and above.inside_assumptions
+    assert {e.route.value for e in above.evidence if e.ok is False} == {"symbolic", "property"}
 
 
 def test_smallest_counterexample_is_exact():

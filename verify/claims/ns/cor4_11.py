@@ -27,8 +27,10 @@ from theory.ns.legendre import derive_potential_zero_balance
 from theory.ns.metric_exponent import DEPTH, X, derive_zero_balance_metric_any_depth
 from theory.ns.reparam_balance import Q, derive_metric_zero_balance
 from verify import (
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -43,6 +45,7 @@ from verify import (
 from verify.arrays import sign
 from verify.claims.ns import PAPER
 from verify.claims.ns._fixed_sign_flow import fixed_sign_grid, fixed_sign_ladder, velocity_of_x
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def _log(x: Any) -> Any:
@@ -304,4 +307,12 @@ CLAIM = register(Claim(
                             {"gradient": unscaled_gradient, "potential": unscaled_potential,
                              "gradient_log": unscaled_gradient_log,
                              "potential_log": unscaled_potential_log}),
+    assumptions=(exponent_scope("special.q", "hessian.q", "dynamics.q"),
+                 depth_scope("special.L", "hessian.L", "dynamics.L")),
+    # L = 1 (m = 0, R = x^2/2) runs on every numeric route: the space reaches below the depth
+    space={"dynamics.q": Choice(((1.0,), (1.25,), (1.5,), (1.75,), (2.0,), (1.0, 2.0))),
+           "dynamics.L": Choice(((1,), (2,), (3,), (4,), (6,))),
+           "dynamics.a": LogUniform(0.05, 2.0),
+           "hessian.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,))),
+           "hessian.L": Choice(((1,), (2,), (3,), (5,), (7,)))},
 ))

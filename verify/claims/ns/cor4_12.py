@@ -44,8 +44,10 @@ from theory.ns.legendre import (
 from theory.ns.metric_exponent import DEPTH
 from theory.ns.reparam_balance import Q, U
 from verify import (
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -62,6 +64,7 @@ from verify.claims.ns import PAPER
 from verify.claims.ns._fixed_sign_flow import fixed_sign_grid, fixed_sign_ladder
 from verify.claims.ns._ladders import Grid
 from verify.claims.ns._metric_exponent import stated_metric_exponent
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_valid(m):
@@ -165,6 +168,15 @@ def _dynamics(run: Run) -> Iterator[Evidence]:
                               "tau": p["tau"], "span": span})
 
     blow = [b for b, c in enumerate(cases) if c.blow_up is not None]
+    if blow:  # a (q, L) grid of valid cases only has no blow-up time to compare
+        yield from _blow_up_times(run, G, cases, clocks, lam, blow, p)
+    yield from _hitting_times(run, G, cases, clocks, x_end, lam, p)
+
+
+def _blow_up_times(run: Run, G: Grid, cases, clocks: list[torch.Tensor], lam: torch.Tensor,
+                   blow: list[int], p: dict[str, Any]) -> Iterator[Evidence]:
+    """The cases that blow up: the derived T* against the simulated clock, and RK4's order."""
+    finest = clocks[-1]
     t_star = []
     for b in blow:
         value = cases[b].blow_up.subs({LAMBDA: sp.Float(float(lam[b]), 30),
@@ -204,8 +216,6 @@ def _dynamics(run: Run) -> Iterator[Evidence]:
                                                 max(t_star))[1:],
                          parameters={"cases": [G.labels[b] for b in smooth]})
 
-    yield from _hitting_times(run, G, cases, clocks, x_end, lam, p)
-
 
 def _richardson_at_measured_order(values: list[torch.Tensor]) -> float:
     r"""Error estimate of the finest ladder entry, :math:`d/(2^p - 1)` with the observed order
@@ -221,6 +231,8 @@ def _hitting_times(run: Run, G: Grid, cases, clocks, x_end: torch.Tensor, lam: t
     """Valid cases: the simulated clock at the end against the derived time to reach the
     simulated |x| (u from x alone, by Newton on the balance relation)."""
     valid = [b for b, c in enumerate(cases) if c.blow_up is None]
+    if not valid:  # every case of the grid blows up
+        return
     offsets = torch.zeros_like(G.mask)
     offsets[1:] = lam[None, :, None] * G.mask[1:]
     is_cor = torch.tensor([lab["balance"] == "cor4.8" for lab in G.labels], device=run.device)
@@ -353,4 +365,10 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("valid iff m < 1 (a wrong depth threshold: GF would need L < 2)",
                             {"valid": strict_valid}),
+    assumptions=(exponent_scope("legendre.q", "dynamics.q", "regression.q"),
+                 depth_scope("legendre.L", "dynamics.L", "regression.L")),
+    space={"dynamics.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,), (1.0, 2.0))),
+           "dynamics.L": Choice(((2,), (3,), (4,), (5,), (2, 5))),
+           "dynamics.a": LogUniform(0.1, 2.0),
+           "dynamics.G": LogUniform(0.3, 3.0)},
 ))

@@ -25,6 +25,8 @@ from numerics.ns.steepest_flows import balance_offsets
 from theory.ns.coercivity import LAM, derive_coercivity, derive_perturbed_coercivity
 from theory.ns.reparam_balance import Q
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
     NegativeControl,
@@ -40,6 +42,7 @@ from verify import (
 )
 from verify.claims.ns import PAPER
 from verify.claims.ns._ladders import Grid, grid
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_ordering(lam):
@@ -81,15 +84,20 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
     results = [run.derivation(derive_coercivity(L)).result for L in depths]
     run.derivation(derive_perturbed_coercivity(max(depths)))
     stated = run.stated["ordering"]
-    yield symbolic_identity("sign of d mu/dq for 0 < lambda < 1 (lambda = 1/(1+s), s > 0)",
-                            stated=sp.Matrix([stated(LAM) for _ in results]),
-                            derived=sp.Matrix([r.sign_below_one for r in results]),
-                            parameters={"L": depths, "lambda": "(0, 1)"})
-    yield symbolic_identity("sign of d mu/dq for lambda > 1 (lambda = 1+s, s > 0): as stated, "
-                            "for every lambda > 0",
-                            stated=sp.Matrix([stated(LAM) for _ in results]),
-                            derived=sp.Matrix([r.sign_above_one for r in results]),
-                            parameters={"L": depths, "lambda": "(1, oo)"})
+    # each range of lambda is checked where the grid's lambdas reach it, so the regime map of
+    # `stress` sees the symbolic route hold below 1 and fail above
+    lams = run.params["grid"]["lam"]
+    if any(lam < 1 for lam in lams):
+        yield symbolic_identity("sign of d mu/dq for 0 < lambda < 1 (lambda = 1/(1+s), s > 0)",
+                                stated=sp.Matrix([stated(LAM) for _ in results]),
+                                derived=sp.Matrix([r.sign_below_one for r in results]),
+                                parameters={"L": depths, "lambda": "(0, 1)"})
+    if any(lam > 1 for lam in lams):
+        yield symbolic_identity("sign of d mu/dq for lambda > 1 (lambda = 1+s, s > 0): as "
+                                "stated, for every lambda > 0",
+                                stated=sp.Matrix([stated(LAM) for _ in results]),
+                                derived=sp.Matrix([r.sign_above_one for r in results]),
+                                parameters={"L": depths, "lambda": "(1, oo)"})
     run.figure("derived mu(lambda, q, L) = inf_x M(x), attained at x = 0 only",
                {f"L={r.L}": str(r.mu) for r in results})
     run.figure("Legendre (grad R onto R) at lambda > 0: M ~ L|x|^m, onto iff m <= 1",
@@ -299,4 +307,17 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("the opposite monotonicity: a larger q gives a larger mu",
                             {"ordering": opposite_ordering}),
+    assumptions=(
+        # no "lambda < 1": Cor. 4.8 states none, so lambda > 1 is inside the claim and the
+        # reversal there is the finding (stress draws both sides through grid.lam)
+        exponent_scope("grid.q", "perturbed.q"),
+        depth_scope("grid.L", "perturbed.L", "symbolic_depths"),
+    ),
+    space={"grid.lam": Choice(((0.01,), (0.1,), (0.5,), (0.9,), (1.1,), (2.0,), (5.0,),
+                               (0.1, 2.0))),
+           "grid.q": Choice(((1.0, 2.0), (1.0, 1.5, 2.0), (1.25, 1.75), (1.5, 2.0),
+                             (1.0, 1.25))),
+           "grid.L": Choice(((2,), (3,), (5,), (2, 3, 5))),
+           "perturbed.lam": Choice(((0.1,), (0.5,), (2.0,))),
+           "seed": SEED},
 ))

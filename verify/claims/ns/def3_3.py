@@ -30,8 +30,11 @@ from theory.ns.reparam_balance import (
     sign_patterns,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Plot,
     Reference,
@@ -205,4 +208,9 @@ CLAIM = register(Claim(
     stated={"balance": stated_balance},
     check=check,
     control=NegativeControl("balance |w|^3 - |m|^3 (wrong exponent)", {"balance": cubed_balance}),
+    # q = 2 is the definition's flow (the verdicted runs); the other q are reported figures
+    space={"flow.lam": Choice(((-1.0,), (-0.01,), (1e-4,), (0.5,), (4.0,), (-0.5, 0.01, 1.0))),
+           "flow.init_scale": LogUniform(0.05, 2.0),
+           "flow.q": Choice(((2.0,), (1.5, 2.0), (1.25, 1.75, 2.0))),
+           "seed": SEED},
 ))

@@ -24,8 +24,11 @@ from theory.ns.reparam_balance import (
     derive_decoupled_balance,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Run,
     ladder_compare,
@@ -43,6 +46,7 @@ from verify.claims.ns._ladders import (
     MODES,
     regression_ladder,
 )
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_balance(w_i, w_1, q):
@@ -90,8 +94,9 @@ def _flow(run: Run) -> Iterator[Evidence]:
     G = grid({"mode": MODES, "q": p["q"], "L": p["L"], "a": p["a"]}, L_max=max(p["L"]),
              dtype=run.dtype, device=run.device)
     problem, times, values = regression_ladder(run, "cor4.8", G, _cor48_initial(run, G), p)
-    verdicted = torch.tensor([b for b, lab in enumerate(G.labels) if lab["q"] > 1])
-    gradient_assumption(run, problem, values[-1][:, :, verdicted], p["gradient_floor"])
+    verdicted = [b for b, lab in enumerate(G.labels) if lab["q"] > 1]
+    if verdicted:  # a grid of q = 1 alone is reported, not verdicted
+        gradient_assumption(run, problem, values[-1][:, :, verdicted], p["gradient_floor"])
     A = p["alpha"] * decay_integral(times)[:, None, None, None]
     decay_factor = sp.lambdify((Q, A_INT), run.derivation(derive_decoupled_balance(2)).result,
                                modules=[{"exp": torch.exp}])
@@ -183,4 +188,10 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("balance constant a^2 for every q (the gradient-flow value)",
                             {"constant": squared_constant}),
+    assumptions=(exponent_scope("flow.q"), depth_scope("flow.L", "symbolic_depths")),
+    space={"flow.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,), (1.0, 1.5, 2.0))),
+           "flow.L": Choice(((2,), (3,), (5,), (2, 3, 4, 5))),
+           "flow.a": Choice(((0.1,), (0.3,), (0.7,), (1.5,), (0.3, 0.7))),
+           "flow.alpha": LogUniform(0.01, 1.0),
+           "seed": SEED},
 ))

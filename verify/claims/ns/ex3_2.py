@@ -27,8 +27,12 @@ from numerics.ns.steepest_flows import (
 )
 from theory.ns.reparam_balance import Q, derive_metric_two_factors
 from verify import (
+    SEED,
+    Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Run,
     Tolerance,
@@ -221,4 +225,17 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("Hessian exponent -1/4 in place of -1/2",
                             {"hessian": quartic_hessian}),
+    assumptions=(Assumption("balance", "delta > 0 (w^2 - m^2 = delta 1; delta < 0 swaps m and "
+                            "w, delta = 0 leaves R undefined at x = 0)",
+                            lambda p: all(v > 0 for v in (*p["trajectory"]["delta"],
+                                                          *p["bias"]["delta"]))),),
+    # delta stays > 0 (the initialisation is built from w^2 - m^2 = delta >= 0) and within
+    # what the fixed steps resolve: the trajectory's RK4 at dt = 0.2 diverges at delta = 100;
+    # the run to rest takes ~1/delta longer (8 s at bias delta = 0.1)
+    space={"trajectory.delta": Choice(((1e-3,), (0.1,), (1.0,), (10.0,), (30.0,),
+                                       (0.1, 1.0, 10.0))),
+           "trajectory.init_scale": LogUniform(0.1, 1.0),
+           "bias.delta": Choice(((0.3,), (1.0,), (3.0,), (10.0,), (1.0, 10.0))),
+           "bias.init_scale": LogUniform(0.1, 1.0),
+           "seed": SEED},
 ))

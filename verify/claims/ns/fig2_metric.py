@@ -31,8 +31,10 @@ from theory.ns.metric_exponent import (
 )
 from theory.ns.reparam_balance import Q, U
 from verify import (
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -46,6 +48,7 @@ from verify.claims.ns import PAPER
 from verify.claims.ns._fixed_sign_flow import fixed_sign_grid, fixed_sign_ladder, velocity_of_x
 from verify.claims.ns._ladders import Grid
 from verify.claims.ns._metric_exponent import stated_metric_exponent
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def inverted_exponent(q, L):
@@ -241,4 +244,11 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("m = q L / (L - 1) (inverted)",
                             {"metric_exponent": inverted_exponent}),
+    assumptions=(exponent_scope("slopes.q", "band.q"),
+                 depth_scope("symbolic_depths", "slopes.L", "band.L")),
+    space={"slopes.q": Choice(((1.0,), (1.25,), (1.5,), (1.75,), (2.0,), (1.0, 1.5, 2.0))),
+           "slopes.L": Choice(((2,), (3,), (4,), (7,), (2, 3, 5))),
+           "slopes.a": LogUniform(0.05, 2.0),
+           "slopes.G": LogUniform(0.3, 3.0),
+           "symbolic_depths": Choice(((2,), (3,), (4,), (7,), (2, 3, 5)))},
 ))

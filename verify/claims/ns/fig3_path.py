@@ -33,9 +33,12 @@ from theory.ns.escape_time import (
 )
 from theory.ns.reparam_balance import GAMMA
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -51,6 +54,7 @@ from verify import (
     unit_roundoff,
 )
 from verify.claims.ns import PAPER
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_order(q):
@@ -418,6 +422,12 @@ def check(run: Run) -> Iterator[Evidence]:
     yield from _regression(run)
 
 
+#: Four decreasing decades of the initial scale a, from near the saddle (a <= 0.1) and from
+#: beyond it (a up to 1, where the arc-length order is found to fail).
+_DECADES = Choice(((1e-1, 1e-2, 1e-3, 1e-4), (1e-2, 1e-3, 1e-4, 1e-5), (5e-2, 5e-3, 5e-4, 5e-5),
+                   (1.0, 1e-1, 1e-2, 1e-3), (0.5, 5e-2, 5e-3, 5e-4)))
+
+
 def _small(p) -> bool:
     return max(p["frozen"]["a"]) <= 0.1 and max(p["regression"]["a"]) <= 0.1
 
@@ -496,5 +506,11 @@ CLAIM = register(Claim(
                             "is near the saddle at the origin)", _small),
                  Assumption("decades", "the scales a are equally spaced in log a, decreasing "
                             "(the finite-a bias estimate compares successive pair estimates)",
-                            _spaced)),
+                            _spaced),
+                 exponent_scope("frozen.q", "regression.q"),
+                 depth_scope("frozen.L", "regression.L")),
+    space={"frozen.a": _DECADES, "regression.a": _DECADES,
+           "frozen.G": LogUniform(0.1, 2.0),
+           "frozen.L": Choice(((2,), (3,), (2, 3), (2, 4))),
+           "seed": SEED},
 ))

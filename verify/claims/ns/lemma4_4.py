@@ -38,8 +38,11 @@ from theory.ns.reparam_balance import (
     product_flow,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -65,6 +68,7 @@ from verify.claims.ns._ladders import (
     MODES,
     regression_ladder,
 )
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_power(q):
@@ -187,7 +191,7 @@ def _flow(run: Run) -> Iterator[Evidence]:
     run.figure("factor zero crossings on the finest level (regression runs)", crossings)
     run.figure("max deviation of D at dt, dt/2, dt/4 (regression runs)", deviations)
     for q in p["q"]:
-        if q == 2:
+        if q in (1, 2):  # p = q/(q-1) is q itself at 2 and infinite at 1
             continue
         idx = G.where(q=q, mode="none")
         Dp = _balances(values[-1][:, :, idx], torch.full((1, 1), dual_power(q)), G.mask[:, idx])
@@ -373,4 +377,12 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("the L_p reading: power p = q/(q-1) in place of q",
                             {"power": dual_power}),
+    assumptions=(exponent_scope("flow.q", "smooth.q"),
+                 depth_scope("symbolic_depths", "flow.L", "smooth.L", "sign_descent.L")),
+    space={"flow.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,), (1.25, 1.75, 2.0))),
+           "flow.L": Choice(((2,), (3,), (5,), (2, 3, 4, 5))),
+           "flow.alpha": LogUniform(0.01, 1.0),
+           "flow.init_scale": LogUniform(0.1, 2.0),
+           "sign_descent.lr": LogUniform(1e-3, 0.1),
+           "seed": SEED},
 ))

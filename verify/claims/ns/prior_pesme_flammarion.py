@@ -27,9 +27,12 @@ from numerics.ns.steepest_flows import Regression, default_regression
 from numerics.slopes import loglog_slope
 from theory.ns.escape_time import BETA, G0, A, H, derive_first_jump
 from verify import (
+    SEED,
     Assumption,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -270,4 +273,11 @@ CLAIM = register(Claim(
                             "the criterion's a (the finite-a bias estimate compares successive "
                             "differences)", lambda p: equally_spaced(p["a"])
                             and p["criterion_a"] in p["a"]),),
+    # every a list holds the criterion's a = 1e-6 (the check reads the criterion there); one
+    # skips a decade, outside the 'decades' assumption
+    space={"a": Choice(((1e-2, 1e-3, 1e-4, 1e-5, 1e-6), (1e-3, 1e-4, 1e-5, 1e-6),
+                        (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6), (1e-4, 1e-5, 1e-6, 1e-7, 1e-8),
+                        (1e-2, 1e-3, 1e-5, 1e-6))),
+           "dt": LogUniform(0.1, 1.0),
+           "seed": SEED},
 ))

@@ -47,8 +47,10 @@ from theory.ns.weight_decay_regularizer import (
     regularizer_type,
 )
 from verify import (
+    SEED,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -486,4 +488,11 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("the q = 1, L = 2 decoupled cell as L_1",
                             {"cells": sparse_sign_cells}),
+    # q and L are the table's cells; the weight decay, the gradient the exponents are read
+    # at, the optimisers' step size and the initialisation vary
+    space={"pointwise.alpha": LogUniform(0.05, 0.9),
+           "pointwise.gradient": LogUniform(0.1, 2.0),
+           "limits.lr": LogUniform(0.005, 0.05),
+           "limits.init_scale": LogUniform(0.1, 1.0),
+           "seed": SEED},
 ))

@@ -47,8 +47,11 @@ from theory.ns.weight_decay_regularizer import (
     tidy,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -71,6 +74,7 @@ from verify.claims.ns._ladders import (
     gradient_assumption,
     grid,
 )
+from verify.claims.ns._scope import depth_scope, exponent_scope
 from verify.claims.ns._weight_decay_limits import (
     LIMITS_FULL,
     LIMITS_QUICK,
@@ -434,6 +438,16 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("gradient-flow drive d grad R = -g dt - grad M_reg dt for every q",
                             {"drive": gradient_drive}),
+    assumptions=(exponent_scope("pointwise.q", "trajectories.q"),
+                 depth_scope("symbolic_depths", "kolb_depths", "pointwise.L",
+                             "trajectories.L")),
+    # q = 1 trajectories are Filippov sliding, not verdicted (ns.lemma4.4): trajectories
+    # keep q > 1
+    space={"pointwise.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,), (1.0, 1.5, 2.0))),
+           "pointwise.L": Choice(((2,), (3,), (5,), (7,), (2, 3, 4, 5))),
+           "pointwise.alpha": LogUniform(0.05, 2.0),
+           "trajectories.alpha": LogUniform(0.02, 1.0),
+           "seed": SEED},
 ))
 
 
@@ -522,4 +536,7 @@ LIMIT_CLAIM = register(Claim(
     check=_limit_check,
     control=NegativeControl("a ridge penalty (alpha/2)||x||^2 in every cell",
                             {"exponent": ridge_exponent}),
+    space={"limits.lr": LogUniform(0.005, 0.05),
+           "limits.init_scale": LogUniform(0.1, 1.0),
+           "seed": SEED},
 ))

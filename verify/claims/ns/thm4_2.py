@@ -50,6 +50,8 @@ from theory.ns.mirror_convergence import (
 )
 from theory.ns.reparam_balance import Q
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
     NegativeControl,
@@ -70,6 +72,7 @@ from verify import (
 )
 from verify.claims.ns import PAPER
 from verify.claims.ns._ladders import Grid, grid
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_integral_bound(delta, mu, b, q):
@@ -366,6 +369,8 @@ def _slopes(run: Run, runs: Runs, m: Measured) -> Iterator[Evidence]:
     alpha = min(run.params["flows"]["h"])
     h = torch.tensor(run.params["flows"]["h"], dtype=run.dtype)
     entries = [b for b, lab in enumerate(runs.G.labels) if lab["q"] == 2 and lab["f"] == 2]
+    if not entries:  # the grid has no q = 2 run on the quadratic: no rate to fit
+        return
     t = runs.times
     mu = runs.mu()
     e0 = (runs.x[-1][0] - runs.problem.c)[0].abs()
@@ -447,6 +452,8 @@ def _rescaling(run: Run, runs: Runs, m: Measured) -> Iterator[Evidence]:
         reference.append(fine[j * k, ref])
         errors.append(2 * ((coarse[j, b] - fine[j, b]).abs()
                            + (coarse[j * k, ref] - fine[j * k, ref]).abs()))
+    if not measured:  # one mu_E only: nothing to rescale against
+        return
     u = unit_roundoff(run.dtype)
     yield compare(Route.RATE, "larger mu, proportionally faster: f_mu(t) = f_mu0((mu/mu0)^s t) "
                   "with s from the stated rate (derived: x_mu(t) = x_1(mu t), s = 1)",
@@ -482,6 +489,8 @@ def _quartic(run: Run, runs: Runs) -> Iterator[Evidence]:
 
 def _order(run: Run, runs: Runs) -> Iterator[Evidence]:
     entries = [b for b, lab in enumerate(runs.G.labels) if lab["q"] == 2]
+    if not entries:  # no smooth field (q = 2) in the grid to measure RK4's order on
+        return
     levels = len(runs.I2)
     ends = torch.stack([v[-1, entries] for v in runs.I2])
     errors = (ends[:-1] - ends[1:]).abs()
@@ -584,4 +593,12 @@ CLAIM = register(Claim(
     control=NegativeControl("the wrong power of mu: bound B^(2-q) Delta / mu^2, rate "
                             "2 alpha mu^2 B^(q-2)",
                             {"integral_bound": squared_mu_bound, "rate": squared_mu_rate}),
+    assumptions=(exponent_scope("flows.q"), depth_scope("flows.L")),
+    # the time rescaling compares records at integer ratios mu/mu0 only
+    space={"flows.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,), (1.0, 1.5, 2.0), (1.25, 2.0))),
+           "flows.mu_E": Choice(((1.0, 2.0), (0.5, 1.0), (1.0, 4.0), (1.0, 3.0), (2.0,))),
+           "flows.L": Choice(((2,), (3,), (4,), (2, 3))),
+           "flows.lam": Choice(((0.5,), (1.0,), (2.0,), (0.5, 1.0))),
+           "flows.h": Choice(((0.5, 2.0), (1.0, 4.0), (0.25, 1.0), (0.5, 1.0, 2.0))),
+           "seed": SEED},
 ))

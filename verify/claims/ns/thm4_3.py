@@ -32,10 +32,13 @@ from theory.ns.saddles import (
 )
 from theory.ns.saddles import factors as factor_symbols
 from verify import (
+    SEED,
     Assumption,
     Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -435,6 +438,11 @@ def _escape(run: Run) -> Iterator[Evidence]:
         return times
 
     times = run.memo("escape", simulate)
+    stuck = [f"L = {L}, h = {h:g}, a = {a:g}" for (L, h), T in times.items()
+             for a, t in zip(scales, T) if not math.isfinite(t)]
+    if not run.ran("every escape run left the saddle within max_steps", not stuck,
+                   f"not escaped within {p['max_steps']} steps: {', '.join(stuck) or 'none'}"):
+        return
     for L in p["L"]:
         slopes = {h: [math.log(T[i + 1] / T[i]) / math.log(scales[i + 1] / scales[i])
                       for i in range(len(T) - 1)]
@@ -471,6 +479,10 @@ def still_saddles(L, alpha_over_g):
 
 
 _DEPTH = Assumption("depth", "L in {2, ..., 6}", lambda p: all(2 <= L <= 6 for L in p["L"]))
+# The symbolic blocks stop at L = 6 (refused beyond) and one run at L = 6 takes ~30 s, so the
+# space stays below; the regression needs n >= 3 coordinates.
+_DEPTHS = Choice(((2,), (3,), (4,), (5,), (2, 3, 4)))
+_COORDINATES = IntRange(3, 8)
 
 CLAIM = register(Claim(
     id="ns.thm4.3",
@@ -509,6 +521,10 @@ CLAIM = register(Claim(
     control=NegativeControl("every point of S is a strict saddle (order 2) for every L",
                             {"order": strict_order}),
     assumptions=(_DEPTH,),
+    space={"L": _DEPTHS, "n": _COORDINATES,
+           "escape.L": Choice(((3,), (4,), (5,), (3, 4))),
+           "escape.h": LogUniform(0.01, 0.04),
+           "seed": SEED},
 ))
 
 DECAY_CLAIM = register(Claim(
@@ -537,6 +553,8 @@ DECAY_CLAIM = register(Claim(
     control=NegativeControl("with weight decay every point of S is still a saddle",
                             {"decay_saddle": still_saddles}),
     assumptions=(_DEPTH,),
-    space={"L": Choice(((2,), (3,), (4,), (5,))),
-           "alpha_ratio": Choice(tuple((r,) for r in (0.01, 0.1, 0.5, 0.9, 1.1, 2.0, 10.0)))},
+    space={"L": _DEPTHS, "n": _COORDINATES,
+           "alpha_ratio": Choice(tuple((r,) for r in (1e-3, 0.01, 0.1, 0.5, 0.9, 1.1, 2.0,
+                                                      10.0, 100.0))),
+           "seed": SEED},
 ))

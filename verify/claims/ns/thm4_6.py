@@ -39,6 +39,8 @@ from theory.ns.reparam_balance import (
     derive_metric_zero_balance,
 )
 from verify import (
+    SEED,
+    Choice,
     Claim,
     Evidence,
     NegativeControl,
@@ -60,6 +62,7 @@ from verify.arrays import sign, sqrt
 from verify.claims.ns import PAPER
 from verify.claims.ns._ladders import Grid, gradient_assumption, grid
 from verify.claims.ns._metric_exponent import stated_metric_exponent
+from verify.claims.ns._scope import depth_scope, exponent_scope
 
 
 def stated_drive(g, q):
@@ -253,8 +256,9 @@ def _regression(run: Run) -> Iterator[Evidence]:
                                                    f"regression {lam}", lam=lam)
     finest = p["steps"] * 2 ** (p["levels"] - 1)
     xp, xm = _trajectories(run, G, W0, problem.grad, p, "rk4", "regression")
-    verdicted = torch.tensor([b for b, lab in enumerate(G.labels) if lab["q"] > 1])
-    gradient_assumption(run, problem, xp[-1][:, None, verdicted], p["gradient_floor"])
+    verdicted = [b for b, lab in enumerate(G.labels) if lab["q"] > 1]
+    if verdicted:  # a grid of q = 1 alone is reported, not verdicted
+        gradient_assumption(run, problem, xp[-1][:, None, verdicted], p["gradient_floor"])
     run.figure("regression: sign changes of x along the finest parameter flow (zero "
                "crossings)", int(sign_changes(xp[-1]).sum()))
     for q in p["q"]:
@@ -341,4 +345,12 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("gradient-flow drive d grad R = -g dt for every q",
                             {"drive": gradient_drive}),
+    assumptions=(exponent_scope("pointwise.q", "smooth.q", "regression.q"),
+                 depth_scope("symbolic_depths", "pointwise.L", "smooth.L", "regression.L")),
+    # L = 1 (plain steepest flow) runs on the regression: the space reaches below the depth
+    space={"regression.q": Choice(((1.0,), (1.25,), (1.5,), (2.0,), (1.0, 1.5, 2.0))),
+           "regression.L": Choice(((1,), (2,), (3,), (4,), (2, 3))),
+           "regression.lam": Choice(((1e-4,), (1e-2,), (1.0,), (1e-2, 1.0))),
+           "pointwise.L": Choice(((2,), (3,), (5,), (7,), (2, 3, 4, 5))),
+           "seed": SEED},
 ))

@@ -42,8 +42,13 @@ from theory.ns.margin_geometry import (
     derive_zero_coordinate_stationarity,
 )
 from verify import (
+    SEED,
+    Assumption,
+    Choice,
     Claim,
     Evidence,
+    IntRange,
+    LogUniform,
     NegativeControl,
     Route,
     Run,
@@ -55,6 +60,7 @@ from verify import (
     trend_evidence,
 )
 from verify.claims.ns import PAPER
+from verify.claims.ns._scope import exponent_scope
 
 #: SOURCES §4.13's "until the loss is below 1e-8": the first level of the grid.
 FIRST_LEVEL = 8 * math.log(10)
@@ -284,4 +290,14 @@ CLAIM = register(Claim(
     stated={"exponent": stated_exponent},
     check=check,
     control=NegativeControl("the l_2 margin for SignGF", {"exponent": l2_sign_exponent}),
+    assumptions=(exponent_scope("qs"),
+                 Assumption("features", "k >= N: more features than samples, as in the "
+                            "experiment (SOURCES §4.13: N = 40, k = 80)",
+                            lambda p: p["k"] >= p["N"])),
+    # recovery compares L = 1 with the largest depth for SignGF and GF, so every depth list
+    # holds 1 and the exponents stay q = 1, 2
+    space={"N": IntRange(10, 30), "k": IntRange(20, 60),
+           "depths": Choice(((1, 2), (1, 3), (1, 5), (1, 2, 3, 5))),
+           "init": LogUniform(1e-3, 0.1),
+           "seed": SEED},
 ))
