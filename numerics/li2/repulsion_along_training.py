@@ -40,6 +40,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import TypeVar
 
 import torch
 from scipy import stats
@@ -50,6 +51,8 @@ from numerics.li2.ridge_inverse import (
     ridge_inverse_cholesky,
     ridge_inverse_from_svd,
 )
+
+T = TypeVar("T")
 
 
 def sample_centred_features(trainer: GroupTrainer) -> torch.Tensor:
@@ -65,10 +68,12 @@ def sample_centred_features(trainer: GroupTrainer) -> torch.Tensor:
     return F - F.mean(1, keepdim=True)
 
 
-def checkpoint_features(trainer: GroupTrainer, epochs: Sequence[int]) -> dict[int, torch.Tensor]:
+def at_checkpoints(trainer: GroupTrainer, epochs: Sequence[int],
+                   read: Callable[[GroupTrainer], T]) -> dict[int, T]:
     r"""Train to each epoch in ``epochs`` (increasing, not before the trainer's current epoch)
-    and return :func:`sample_centred_features` there; the run is resumed between checkpoints
-    (``record_last=False``), so its history is that of one uninterrupted run."""
+    and return ``read(trainer)`` there (e.g. :func:`sample_centred_features`, or the weights
+    they are a function of); the run is resumed between checkpoints (``record_last=False``),
+    so its history is that of one uninterrupted run."""
     epochs = list(epochs)
     if not epochs or any(b <= a for a, b in pairwise(epochs)) or epochs[0] < trainer.epoch:
         raise ValueError(f"epochs: {epochs} must be strictly increasing and >= the trainer's "
@@ -76,7 +81,7 @@ def checkpoint_features(trainer: GroupTrainer, epochs: Sequence[int]) -> dict[in
     out = {}
     for i, epoch in enumerate(epochs):
         trainer.train(epoch - trainer.epoch, record_last=i == len(epochs) - 1)
-        out[epoch] = sample_centred_features(trainer)
+        out[epoch] = read(trainer)
     return out
 
 

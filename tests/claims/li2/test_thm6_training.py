@@ -19,7 +19,7 @@ from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.random import make_generator, randn
 from numerics.li2.repulsion_along_training import (
     FeatureSVD,
-    checkpoint_features,
+    at_checkpoints,
     disjoint_similar_pairs,
     feature_cosines,
     ridge_routes,
@@ -282,13 +282,13 @@ def test_checkpoints_resume_exactly_and_the_features_are_centred(seed):
         return GroupTrainer(build_group("Z5").table, Hyper.batch(seed=[seed, seed + 1],
                                                                  eta=1e-2, lr=2e-2, p=0.6),
                             TrainConfig(K=6, eval_every=2, diagnostics=()), dtype=F64)
-    a = checkpoint_features(trainer(), [2, 4, 7])
+    a = at_checkpoints(trainer(), [2, 4, 7], sample_centred_features)
     b = trainer()
     b.train(7)
     assert torch.equal(a[7], sample_centred_features(b))
     assert torch.allclose(a[4].sum(1), torch.zeros(2, 6, dtype=F64), atol=1e-12)
     with pytest.raises(ValueError, match="epochs"):
-        checkpoint_features(b, [3])
+        at_checkpoints(b, [3], sample_centred_features)
 
 
 def test_unequal_training_sizes_are_refused():

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -45,7 +45,6 @@ from numerics.activations import activation as activation_by_name
 from numerics.li2.deep_group_network import (
     HOMOGENEITY,
     DeepConfig,
-    DeepGroupTrainer,
     centred_labels,
     cosine,
     effective,
@@ -54,13 +53,11 @@ from numerics.li2.deep_group_network import (
     init_params,
     layer_gradients,
     residual_terms,
-    rise_epochs,
 )
 from numerics.errors import Diverged
-from numerics.li2.grokking_time import grokking_times
 from numerics.li2.group_task import group_task
+from numerics.li2.sweep_points import decode, deep_rises_point, encode
 from numerics.li2.trainer import Hyper
-from numerics.optimizers import OptimizerSpec
 from numerics.li2.train_splits import random_splits
 from verify import (
     SEED,
@@ -369,26 +366,27 @@ class Rises:
     final_loss: torch.Tensor
 
 
-def _train(run: Run, residual: bool) -> Rises:
+def _training(run: Run) -> dict[str, Rises]:
+    """Per architecture, its seeds trained on one batch axis: one point each of a sweep
+    (:meth:`Run.sweep`: in this process or on a Dask cluster, stored as it finishes; memoised,
+    so the control reuses them)."""
     p = run.params["train"]
     G = build_group(p["group"])
-    hyper = Hyper.batch(seed=list(p["seeds"]), eta=p["eta"], lr=p["lr"], p=p["p"],
-                        init_scale=p["init_scale"], top_init=p["top_init"])
-    config = DeepConfig(K=p["K"], layers=p["layers"], activation=p["activation"],
-                        residual=residual, optimizer=OptimizerSpec(p["optimizer"]))
-    trainer = DeepGroupTrainer(G.table, hyper, config, projectors=float_projectors(G),
-                               eval_every=p["eval_every"], purity_every=p["purity_every"],
-                               device=run.device, dtype=run.dtype)
-    history = trainer.train(p["epochs"])
-    _, loss = history.series("train_loss")
-    if not bool(torch.isfinite(loss).all()):
-        raise Diverged(f"deep network training diverged (residual={residual})")
-    e, purity = history.series("purity")
-    epochs, reached = rise_epochs(e, purity, p["fraction"])
-    g = grokking_times(history, 0.5)
-    _, acc = history.series("test_acc")
-    _, train_acc = history.series("train_acc")
-    return Rises(epochs, reached, purity, e, g.epochs, acc[-1], train_acc[-1], loss[-1])
+    setting = {"table": [list(row) for row in G.table],
+               "projectors": encode(float_projectors(G)), "seeds": list(p["seeds"]),
+               **{k: p[k] for k in ("eta", "lr", "p", "init_scale", "top_init", "K", "layers",
+                                    "activation", "optimizer", "eval_every", "purity_every",
+                                    "epochs", "fraction")},
+               "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+    archs = list(p["architectures"])
+    results = run.sweep("training", deep_rises_point,
+                        [{**setting, "residual": a == "residual"} for a in archs])
+    out = {}
+    for arch, r in zip(archs, results):
+        if not r["finite"]:
+            raise Diverged(f"deep network training diverged (residual={arch == 'residual'})")
+        out[arch] = Rises(**{f.name: decode(r[f.name]) for f in fields(Rises)})
+    return out
 
 
 def _order(a: torch.Tensor, ra: torch.Tensor, b: torch.Tensor, rb: torch.Tensor
@@ -405,8 +403,7 @@ def _bottom_up(run: Run) -> Iterator[Evidence]:
     p = run.params["train"]
     stated = float(run.stated["bottom_up"]())
     figure = {}
-    for arch in p["architectures"]:
-        r = run.memo("training", lambda a=arch: _train(run, a == "residual"), key=arch)
+    for arch, r in _training(run).items():
         record_trained(run, build_group(p["group"]).order, r.final_train, r.final_loss,
                        where=f"{arch}, epoch {p['epochs']}", test_accuracy=r.final_test,
                        name=f"{arch}: {TRAINED}")

@@ -11,7 +11,9 @@ configuration is shared). The weight-decay law is also checked under heavy-ball 
 descent (the code's ``sgd``), the dynamics the §7 argument is derived for. Each seed's slope is
 the least-squares slope of :math:`\log t` on :math:`\log x`, and the 95% Student-t interval over
 seeds is :mod:`verify.error_trends`'s. Runs are batched per configuration (its seeds on the
-batch axis), and each batch trains until all its runs have grokked or the budget is spent.
+batch axis), and each batch trains until all its runs have grokked or the budget is spent; each
+configuration is one point of a sweep (:func:`numerics.li2.sweep_points.grokking_point`), so
+``check --backend dask`` spreads them over a cluster and a rerun reuses the stored ones.
 
 Decisions. A sign is confirmed when the whole interval lies on the stated side of 0, refuted
 when it lies on the other side, undecided when it contains 0. The weight-decay slope uses
@@ -30,16 +32,8 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
-from numerics.li2.grokking_time import (
-    EXACT,
-    LOWER,
-    UPPER,
-    censoring_side,
-    grokking_times,
-    train_until,
-)
-from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
-from numerics.optimizers import OptimizerSpec
+from numerics.li2.grokking_time import EXACT, LOWER, UPPER, censoring_side
+from numerics.li2.sweep_points import decode, grokking_point
 from numerics.li2.train_splits import train_count
 from verify import (
     TREND_SLACK,
@@ -182,43 +176,37 @@ def _label(pt: Point) -> str:
     return ", ".join(v if k == "optimizer" else f"{k}={v:g}" for k, v in zip(FIELDS, pt))
 
 
-def _simulate(run: Run) -> Times:
+def _times(run: Run) -> Times:
+    """The runs of every configuration, one point each of a sweep (:meth:`Run.sweep`: in this
+    process or on a Dask cluster, each configuration stored as it finishes; memoised, so the
+    control reuses them). A point is one trainer, the configuration's seeds on its batch axis:
+    a batch trains until its slowest run groks, and the cost of an epoch grows with the batch,
+    so configurations that grok at different times are not made to wait for each other
+    (every run depends only on its own configuration and seed)."""
     p = run.params
-    points = sorted({pt for pts in grid_points(p).values() for pt in pts})
-    # One trainer per configuration (its seeds on the batch axis): a batch trains until its
-    # slowest run groks, and the cost of an epoch grows with the batch, so configurations that
-    # grok at different times are not made to wait for each other (every run depends only on
-    # its own configuration and seed).
-    table = build_group(p["group"]).table
+    configs = sorted({pt for pts in grid_points(p).values() for pt in pts})
+    table = [list(row) for row in build_group(p["group"]).table]
     seeds = list(p["seeds"])
+    points = [{"table": table, "seeds": seeds, **dict(zip(FIELDS, pt)), "K": int(pt[1]),
+               "activation": p["activation"], "loss": p["loss"], "eval_every": p["eval_every"],
+               "budget": p["gradient_descent"]["budget"] if pt[0] == "sgd" else p["budget"],
+               "chunk": p["chunk"], "thresholds": list(p["thresholds"]),
+               "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+              for pt in configs]
+    results = run.sweep("training", grokking_point, points)
     epochs, censored, sizes, final_train, final_loss = {}, {}, {}, {}, {}
     budget = resolution = 0
-    for pt in points:
+    for pt, r in zip(configs, results):
         opt, K, frac, eta = pt[:4]
-        hyper = Hyper.batch(seed=seeds, **{k: pt[FIELDS.index(k)]
-                                           for k in ("p", "eta", "lr", "top_init", "out_scale")})
-        config = TrainConfig(K=int(K), activation=p["activation"], loss=p["loss"],
-                             optimizer=OptimizerSpec(opt), eval_every=p["eval_every"],
-                             diag_every=p["eval_every"], diagnostics=())
-        trainer = GroupTrainer(table, hyper, config, device=run.device, dtype=run.dtype)
-        limit = p["gradient_descent"]["budget"] if opt == "sgd" else p["budget"]
-        history = train_until(trainer.train, budget=limit, chunk=p["chunk"],
-                              thresholds=p["thresholds"])
-        _, loss = history.series("train_loss")
-        if not bool(torch.isfinite(loss[-1]).all()):
+        if not r["finite"]:
             raise Diverged(f"training diverged ({opt}, K={K}, p={frac}, eta={eta})")
-        final_train[pt], final_loss[pt] = history.series("train_acc")[1][-1], loss[-1]
+        final_train[pt], final_loss[pt] = decode(r["final_train"]), decode(r["final_loss"])
         sizes[_label(pt)] = len(seeds)
-        for a in p["thresholds"]:
-            g = grokking_times(history, a)
-            budget, resolution = max(budget, g.budget), max(resolution, g.resolution)
-            epochs[(pt, a)] = g.epochs
-            censored[(pt, a)] = g.censored
+        for a, g in zip(p["thresholds"], r["times"]):
+            budget, resolution = max(budget, g["budget"]), max(resolution, g["resolution"])
+            epochs[(pt, a)] = decode(g["epochs"])
+            censored[(pt, a)] = decode(g["censored"])
     return Times(epochs, censored, budget, resolution, sizes, final_train, final_loss)
-
-
-def _times(run: Run) -> Times:
-    return run.memo("simulation", lambda: _simulate(run))
 
 
 # --- evidence -----------------------------------------------------------------------------------

@@ -35,11 +35,9 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
-from numerics.li2.trainer import GroupTrainer, History, Hyper, TrainConfig
 from numerics.li2.repulsion_along_training import (
     FeatureSVD,
     RidgeRoutes,
-    checkpoint_features,
     disjoint_similar_pairs,
     feature_cosines,
     ridge_routes,
@@ -53,6 +51,12 @@ from numerics.li2.ridge_inverse import (
     similarity_rounding_bound,
     third_party_code_residual_similarity,
     third_party_code_ridge_inverse,
+)
+from numerics.li2.sweep_points import (
+    centred_features_at,
+    checkpoint_weights_point,
+    decode,
+    thm6_trainer,
 )
 from numerics.li2.train_splits import train_count
 from verify import (
@@ -137,30 +141,32 @@ class Training:
     loss: list[float]
 
 
-def _at(history: History, name: str, epoch: int) -> list[float]:
-    epochs, values = history.series(name)
-    return values[epochs.tolist().index(epoch)].tolist()
-
-
 def _train(run: Run) -> Training:
-    """The training run, memoised (the stated forms do not enter)."""
+    """The training run: one seed per point of a sweep (:meth:`Run.sweep`: in this process or
+    on a Dask cluster, each seed stored as it finishes), the features rebuilt here from each
+    checkpoint's first-layer weights; memoised (the stated forms do not enter)."""
     p = run.params
     if any(c % p["eval_every"] for c in p["checkpoints"]):
         raise ValueError(f"checkpoints: {p['checkpoints']} must be multiples of eval_every "
                          f"{p['eval_every']} (the test accuracy is logged there)")
 
     def simulate() -> Training:
-        hyper = Hyper.grid(seed=list(p["seeds"]), eta=[p["weight_decay"]], p=[p["p"]],
-                           lr=[p["lr"]])
-        config = TrainConfig(K=p["K"], activation="x2", loss="mse_class",
-                             eval_every=p["eval_every"], diag_every=p["eval_every"],
-                             diagnostics=())
-        trainer = GroupTrainer(build_group(f"Z{p['M']}").table, hyper, config,
-                               device=run.device, dtype=run.dtype)
-        features = checkpoint_features(trainer, p["checkpoints"])
-        last, h = max(p["checkpoints"]), trainer.history
-        return Training(features, {c: _at(h, "test_acc", c) for c in p["checkpoints"]},
-                        _at(h, "train_acc", last), _at(h, "train_loss", last))
+        setting = {"table": [list(row) for row in build_group(f"Z{p['M']}").table],
+                   "K": p["K"], "p": p["p"], "lr": p["lr"], "weight_decay": p["weight_decay"],
+                   "checkpoints": list(p["checkpoints"]), "eval_every": p["eval_every"],
+                   "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+        seeds = list(p["seeds"])
+        runs = run.sweep("training", checkpoint_weights_point,
+                         [{**setting, "seed": s} for s in seeds])
+        trainer = thm6_trainer(setting["table"], seeds, setting)
+        features = {c: centred_features_at(trainer, torch.stack(
+                        [decode(r["W"][i]) for r in runs]).to(run.device))
+                    for i, c in enumerate(p["checkpoints"])}
+        # float(): the store writes a non-finite value as a string ('nan', 'inf')
+        return Training(features, {c: [float(r["test_acc"][i]) for r in runs]
+                                   for i, c in enumerate(p["checkpoints"])},
+                        [float(r["train_acc"]) for r in runs],
+                        [float(r["train_loss"]) for r in runs])
 
     training = run.memo("training", simulate)
     if not all(bool(torch.isfinite(F).all()) for F in training.features.values()):
