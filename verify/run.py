@@ -46,6 +46,13 @@ class _RouteRecord:
     assumptions: tuple
 
 
+def _short_point(point: Mapping[str, Any], limit: int = 160) -> str:
+    """A sweep point for an error message: its scalar fields (a point can carry a whole
+    Cayley table), cut to ``limit`` characters."""
+    text = repr({k: v for k, v in point.items() if isinstance(v, (int, float, str, bool))})
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 @dataclass
 class Run:
     """The context of one execution of a check (the claim itself, or its negative control)."""
@@ -183,7 +190,8 @@ class Run:
             if report.failed:
                 raise RuntimeError(f"sweep {name}: {len(report.failed)} of {len(pts)} points "
                                    f"failed: " + "; ".join(
-                                       f"{o.point}: {str(o.error).strip().splitlines()[-1]}"
+                                       f"{_short_point(o.point)}: "
+                                       f"{str(o.error).strip().splitlines()[-1]}"
                                        for o in report.failed[:3]))
             return report.results
 

@@ -782,9 +782,20 @@ def _cmd_stress(args: argparse.Namespace) -> int:
         raise UsageError(exc.args[0]) from None
     check_output_path("--json", args.json_path)
     _set_threads(args.threads, args.fidelity, device)
-    report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
-                    fidelity=args.fidelity, dtype=args.dtype, device=str(device),
-                    progress=_progress, modules=args.modules)
+    # the drawn configurations are explored once: their training grids (run.sweep) are not
+    # stored, so a search does not fill the user's results store
+    from verify.store import ENV
+    previous = os.environ.get(ENV)
+    os.environ[ENV] = "off"
+    try:
+        report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
+                        fidelity=args.fidelity, dtype=args.dtype, device=str(device),
+                        progress=_progress, modules=args.modules)
+    finally:
+        if previous is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = previous
     print(f"{claim.id}: stress ({report.mode}), budget {report.budget}, seed {report.seed}: "
           f"{len(report.points)} runs in {report.seconds:.1f} s")
     if report.note:
