@@ -18,7 +18,8 @@ A mutant is **killed** when an evidence item that agreed at the baseline (the un
 same seed and setting) now disagrees, or the check raises on it; **survived** when no item
 turns; **undecided** when it only turns items undecided; **masked** when the only items it
 moves already disagree at the baseline (the claim fails there as printed, so a wrong variant
-of the same form cannot fail it further: the check reads the form, and has shown it wrong).
+of the same form cannot fail it further: the check reads the form, and has shown it wrong) or
+were already undecided there (the setting cannot decide the form either way).
 A claim declares the survivors that are right to survive in ``Claim.equivalent_mutants``
 (``"form:operator"`` or ``"form:*"`` ->
 a short reason, e.g. ``"order-only: the check compares slopes"``); those are reported as
@@ -193,17 +194,22 @@ def declared_equivalent(claim: Claim, form: str, op: str) -> str | None:
     return table.get(f"{form}:{op}") or table.get(f"{form}:*")
 
 
+def _fingerprint(e: Any) -> tuple[Any, str]:
+    """What a mutant can move in an item: its discrepancy and its stated value."""
+    return e.discrepancy, repr(e.stated)[:400]
+
+
 def _turned(baseline: ClaimResult, result: ClaimResult
             ) -> tuple[list[str], list[str], list[str]]:
     """Items that agreed at the baseline and now disagree, those now undecided, and items
-    that already disagreed at the baseline whose discrepancy the mutant changed; items are
+    that already disagreed (or were undecided) at the baseline that the mutant moved; items are
     matched by position and quantity (a check yields the same items in the same order)."""
     failed, undecided, moved = [], [], []
     for before, after in zip(baseline.evidence, result.evidence):
         if before.quantity != after.quantity:
             continue
-        if before.ok is False:
-            if after.discrepancy != before.discrepancy:
+        if before.ok is not True:       # failing or undecided at the baseline already
+            if _fingerprint(after) != _fingerprint(before):
                 moved.append(after.quantity)
         elif before.ok is True and after.ok is False:
             failed.append(after.quantity)
