@@ -456,6 +456,10 @@ CLAIM = register(Claim(
     },
     stated={"small_time": stated_small_time, "remainder": stated_remainder,
             "fixed_point": stated_fixed_point},
+    equivalent_mutants={
+        "remainder:scale": "the remainder's scale t^2 enters an order check (the log-log slope "
+                           "of the remainder against it), which a constant factor leaves as is",
+        "remainder:nudge": "as remainder:scale"},
     check=check,
     control=NegativeControl("Eq. 68 with beta^2 R_3 in place of beta^3 R_3",
                             {"small_time": wrong_power_small_time}),

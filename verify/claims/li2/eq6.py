@@ -357,6 +357,10 @@ CLAIM = register(Claim(
                  "etas": (2e-4, 0.0), "seeds": (0, 1, 2, 3, 4), "epochs": 250, "every": 10},
     },
     stated={"node_update": stated_node_update, "direction": stated_direction},
+    equivalent_mutants={
+        "direction:scale": "the Stage-II direction is compared by the angle between it and the "
+                           "gradient step, which a positive factor does not change",
+        "direction:nudge": "as direction:scale"},
     check=check,
     control=NegativeControl("coupled: node j driven by node j-1's Yt Yt^T ft_(j-1)",
                             {"direction": coupled_direction}),

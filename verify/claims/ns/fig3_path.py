@@ -498,6 +498,10 @@ CLAIM = register(Claim(
         },
     },
     stated={"path_order": stated_order, "escape_order": stated_order},
+    equivalent_mutants={
+        f"{form}:{op}": "the stated form is a sort key in q (the figure orders the flows by "
+                        "q and states no magnitude); a positive factor or a power keeps the order"
+        for form in ("path_order", "escape_order") for op in ("scale", "nudge", "power")},
     check=check,
     control=NegativeControl("the reversed ordering in q (larger q: shorter path, faster "
                             "escape)", {"path_order": reversed_order,
