@@ -194,9 +194,10 @@ def declared_equivalent(claim: Claim, form: str, op: str) -> str | None:
     return table.get(f"{form}:{op}") or table.get(f"{form}:*")
 
 
-def _fingerprint(e: Any) -> tuple[Any, str]:
-    """What a mutant can move in an item: its discrepancy and its stated value."""
-    return e.discrepancy, repr(e.stated)[:400]
+def _fingerprint(e: Any) -> tuple[Any, str, str]:
+    """What a mutant can move in an item: its discrepancy and its stated and measured values
+    (a sign indicator can enter the measured side, li2.fig8's)."""
+    return e.discrepancy, repr(e.stated)[:400], repr(e.measured)[:400]
 
 
 def _turned(baseline: ClaimResult, result: ClaimResult
@@ -266,11 +267,15 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
             status, detail = "killed", result.reason
         elif undecided:
             status, detail = "undecided", "; ".join(undecided[:3])
-        elif base.verdict is Verdict.PASS and result.verdict is not Verdict.PASS:
+        elif result.verdict is not base.verdict and result.verdict is not Verdict.PASS:
+            # e.g. the stated route's own solver gives up on the mutant: no evidence
             status, detail = "undecided", result.reason
         elif moved:
             status, detail = "masked", ("read by items that already fail at the baseline: "
                                         + "; ".join(moved[:3]))
+        elif not any(e.ok is True for e in base.evidence):
+            status, detail = "undecided", ("no item agrees at the baseline, so none can turn: "
+                                           "this setting cannot test the form")
         elif not planted_form.changed:
             status, detail = "equivalent", ("no-op: the operator changed none of the values "
                                             "the form returned in this run")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from verify.mutate import STRICT, mutate, sample
 from verify.registry import all_claims
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -86,6 +87,11 @@ EXPECTED: dict[str, Expected] = {
 }
 
 
+#: Mutants per claim in the suite's mutation tier: two keep the suite's time within its
+#: budget (each costs about what the negative control costs).
+MUTANTS = 2
+
+
 def ids(paper: str) -> list[str]:
     return sorted(i for i in EXPECTED if i.startswith(paper + "."))
 
@@ -109,3 +115,11 @@ def check_against_the_table(claim_id: str) -> None:
         # decided items carry a real bool; undecided ones None, never a numpy bool or NaN
         assert e.ok is None or type(e.ok) is bool, e.quantity
         assert e.discrepancy is None or not math.isnan(e.discrepancy) or not e.finite, e.quantity
+    # the mutation tier (issue 22): MUTANTS planted mutants of the stated forms (a fixed
+    # choice per claim, verify.mutate.sample) must not survive unless the claim declares
+    # them equivalent; `python -m verify mutate ID` plants all of them
+    report = mutate(claim, pairs=sample(claim, MUTANTS, STRICT), baseline=result)
+    assert not report.gaps, (
+        f"{claim_id}: mutants survived that the claim does not declare equivalent "
+        f"(Claim.equivalent_mutants): "
+        + "; ".join(f"{o.form}:{o.operator} ({o.detail})" for o in report.gaps))

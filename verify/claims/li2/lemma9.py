@@ -328,6 +328,10 @@ CLAIM = register(Claim(
     },
     stated={"last_column": stated_last_column, "general_block": stated_general_block,
             "remainder": printed_remainder, "expansion_remainder": expansion_remainder},
+    equivalent_mutants={
+        f"{form}:{op}": "a remainder's scale enters an order check (the log-log slope of the "
+                        "error against it), which a constant factor leaves as is"
+        for form in ("remainder", "expansion_remainder") for op in ("scale", "nudge")},
     check=check,
     control=NegativeControl("v_par / (1 + ||v_perp||^2) in place of v_par / (1 + ||v_perp||)",
                             {"last_column": squared_norm_column}),
