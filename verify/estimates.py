@@ -16,8 +16,8 @@ An estimate of one claim at one fidelity on one kind of device comes from, in or
 >>> e = estimate("li2.eq2", "quick", "cpu")
 >>> e.source.startswith("shipped")
 True
->>> describe_seconds(4000.0)
-'1.1 h'
+>>> describe_seconds(4000.0), describe_seconds(7200.0)
+('66.7 min', '2.0 h')
 """
 from __future__ import annotations
 
