@@ -126,7 +126,7 @@ class Run:
         the measured figure, e.g. ``"test accuracy 0.04, chance 0.04"``.
         """
         self.data_assumptions.append(
-            AssumptionOutcome(name, name, bool(holds), "ran", detail))
+            AssumptionOutcome(name, detail or name, bool(holds), "ran", detail))
         return bool(holds)
 
     def memo_key(self, name: str, key: Hashable = (), *, uses: Sequence[str] = (),
