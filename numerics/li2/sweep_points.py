@@ -14,7 +14,9 @@ writes a non-finite one as the string ``'nan'``, ``'inf'`` or ``'-inf'``).
 * :func:`grokking_point` (``li2.sec7-predictions``): one configuration, its seeds on the batch
   axis, trained until every run has grokked; its grokking times;
 * :func:`deep_rises_point` (``li2.sec6-deep``): one architecture of the deep network, its seeds
-  on the batch axis; the epochs at which each layer's purity rises.
+  on the batch axis; the epochs at which each layer's purity rises;
+* :func:`optimiser_width_point` (``li2.fig8``): one optimiser at one width, its seeds x
+  learning rates on the batch axis; the test curves and the final training fit.
 
 A run that diverges is not an error of the point: its result says ``"finite": False`` and the
 claim decides what that means (an inconclusive verdict).
@@ -165,3 +167,29 @@ def deep_rises_point(point: Mapping[str, Any]) -> dict[str, Any]:
             "purity": encode(purity), "purity_epochs": encode(e),
             "t_half": encode(grokking_times(history, 0.5).epochs), "final_test": encode(acc[-1]),
             "final_train": encode(train_acc[-1]), "final_loss": encode(loss[-1])}
+
+
+# --- li2.fig8 ---------------------------------------------------------------------------------------
+
+def optimiser_width_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """One optimiser (``"adam"`` or ``"muon"``) at width ``K`` on the group ``table``: every
+    (seed, learning rate) of the point on the batch axis (``Hyper.grid``, seeds outer), x^2,
+    class-centred MSE, full batch, ``epochs`` epochs with test metrics every ``eval_every``.
+    Returns the logged epochs, the test loss and accuracy (epochs x seeds*lrs) and the final
+    training accuracy and loss (seeds*lrs)."""
+    hyper = Hyper.grid(seed=list(point["seeds"]), lr=list(point["lrs"]),
+                       eta=[point["weight_decay"]], p=[point["p"]])
+    config = TrainConfig(K=point["K"], activation="x2", loss="mse_class",
+                         optimizer=OptimizerSpec(name=point["optimizer"]),
+                         eval_every=point["eval_every"], diag_every=point["epochs"],
+                         diagnostics=())
+    trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
+                           dtype=_dtype(point["dtype"]))
+    trainer.train(point["epochs"])
+    epochs, loss = trainer.history.series("test_loss")
+    _, acc = trainer.history.series("test_acc")
+    _, train_acc = trainer.history.series("train_acc")
+    _, train_loss = trainer.history.series("train_loss")
+    return {"epochs": encode(torch.as_tensor(epochs)), "test_loss": encode(loss),
+            "test_acc": encode(acc), "train_acc": encode(train_acc[-1]),
+            "train_loss": encode(train_loss[-1])}

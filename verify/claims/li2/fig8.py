@@ -31,10 +31,9 @@ import numpy as np
 import torch
 from scipy import stats
 
-from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
-from numerics.optimizers import OptimizerSpec
-from numerics.polar import AUTHOR_NS_COEFFICIENTS
+from numerics.li2.sweep_points import decode, optimiser_width_point
 from numerics.li2.train_splits import train_count
+from numerics.polar import AUTHOR_NS_COEFFICIENTS
 from verify import (
     Assumption,
     Choice,
@@ -108,31 +107,36 @@ def _lrs(p, optimizer: str) -> tuple[float, ...]:
     return tuple(p[f"{optimizer}_lrs"])
 
 
-def _train(run: Run, optimizer: str, K: int) -> Outcome:
-    """Train every (seed, lr) of one optimiser at width ``K``; memoised (the stated form does
-    not enter)."""
+def _training(run: Run) -> dict[tuple[str, int], Outcome]:
+    """Every (optimiser, width) trained as one sweep point (``run.sweep``: in this process or
+    on the Dask cluster ``check --backend`` names), each with all its (seed, lr) on the batch
+    axis; memoised for the process (the stated form does not enter), so the control reuses
+    it."""
     p = run.params
-
-    def simulate() -> Outcome:
-        seeds = tuple(p["selection_seeds"]) + tuple(p["seeds"])
-        lrs = _lrs(p, optimizer)
-        hyper = Hyper.grid(seed=list(seeds), lr=list(lrs), eta=[p["weight_decay"]], p=[p["p"]])
-        config = TrainConfig(K=K, activation="x2", loss="mse_class",
-                             optimizer=OptimizerSpec(name=optimizer),
-                             eval_every=p["eval_every"], diag_every=p["epochs"],
-                             diagnostics=())
-        trainer = GroupTrainer(build_group(f"Z{p['M']}").table, hyper, config,
-                               device=run.device, dtype=run.dtype)
-        trainer.train(p["epochs"])
-        epochs, loss = trainer.history.series("test_loss")
-        _, acc = trainer.history.series("test_acc")
-        _, train_acc = trainer.history.series("train_acc")
-        _, train_loss = trainer.history.series("train_loss")
+    seeds = tuple(p["selection_seeds"]) + tuple(p["seeds"])
+    table = torch.as_tensor(build_group(f"Z{p['M']}").table).tolist()
+    pairs = [(opt, K) for K in p["Ks"] for opt in OPTIMIZERS]
+    points = [{"table": table, "K": K, "optimizer": opt, "seeds": list(seeds),
+               "lrs": list(_lrs(p, opt)), "weight_decay": p["weight_decay"], "p": p["p"],
+               "epochs": p["epochs"], "eval_every": p["eval_every"],
+               "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+              for opt, K in pairs]
+    results = run.sweep("training", optimiser_width_point, points)
+    out = {}
+    for (opt, K), r in zip(pairs, results):
+        lrs = _lrs(p, opt)
+        epochs = decode(r["epochs"])
         shape = (len(epochs), len(seeds), len(lrs))
-        return Outcome(seeds, lrs, epochs, loss.reshape(shape), acc.reshape(shape),
-                       train_acc[-1].reshape(shape[1:]), train_loss[-1].reshape(shape[1:]))
+        out[opt, K] = Outcome(seeds, lrs, epochs, decode(r["test_loss"]).reshape(shape),
+                              decode(r["test_acc"]).reshape(shape),
+                              decode(r["train_acc"]).reshape(shape[1:]),
+                              decode(r["train_loss"]).reshape(shape[1:]))
+    return out
 
-    return run.memo("training", simulate, key=(optimizer, K))
+
+def _train(run: Run, optimizer: str, K: int) -> Outcome:
+    """One optimiser at width ``K``, every (seed, lr): from :func:`_training`."""
+    return _training(run)[optimizer, K]
 
 
 def select_lr(outcome: Outcome, selection: tuple[int, ...]) -> tuple[float, dict[float, float]]:
