@@ -16,7 +16,9 @@ writes a non-finite one as the string ``'nan'``, ``'inf'`` or ``'-inf'``).
 * :func:`deep_rises_point` (``li2.sec6-deep``): one architecture of the deep network, its seeds
   on the batch axis; the epochs at which each layer's purity rises;
 * :func:`optimiser_width_point` (``li2.fig8``): one optimiser at one width, its seeds x
-  learning rates on the batch axis; the test curves and the final training fit.
+  learning rates on the batch axis; the test curves and the final training fit;
+* :func:`grokking_series_point` (``li2.fig3``): one seed, its weight decays on the batch axis,
+  with the gradient, Gram and update diagnostics; the history series the claim summarises.
 
 A run that diverges is not an error of the point: its result says ``"finite": False`` and the
 claim decides what that means (an inconclusive verdict).
@@ -193,3 +195,36 @@ def optimiser_width_point(point: Mapping[str, Any]) -> dict[str, Any]:
     return {"epochs": encode(torch.as_tensor(epochs)), "test_loss": encode(loss),
             "test_acc": encode(acc), "train_acc": encode(train_acc[-1]),
             "train_loss": encode(train_loss[-1])}
+
+
+# --- li2.fig3 ---------------------------------------------------------------------------------------
+
+#: The history series li2.fig3 reads: accuracy and loss curves, ||G_F||, the Gram ratios and
+#: the relative update sizes and cosines of W and V.
+GROKKING_SERIES = ("train_acc", "test_acc", "train_loss", "test_loss", "gf_norm", "ftf_ratio",
+                   "fft_ratio", "fft_dist", "w_update_rel", "v_update_rel", "w_update_cos",
+                   "v_update_cos")
+
+
+def grokking_series_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """One seed of the Fig. 3 recipe (x^2, class-centred MSE, Adam at ``lr``) on the group
+    ``table`` with every weight decay of ``etas`` on the batch axis, ``epochs`` epochs, test
+    metrics every ``eval_every``, Grams and updates every ``diag_every``, G_F every
+    ``gradient_every``. Returns each of :data:`GROKKING_SERIES` as ``{"epochs", "values"}``
+    (values ``(D, len(etas))``)."""
+    hyper = Hyper.grid(seed=[point["seed"]], eta=list(point["etas"]), p=[point["p"]],
+                       lr=[point["lr"]])
+    config = TrainConfig(K=point["K"], activation="x2", loss="mse_class",
+                         eval_every=point["eval_every"], diag_every=point["diag_every"],
+                         diagnostics=("gradient", "gram", "updates"),
+                         group_every=(("gradient", point["gradient_every"]),),
+                         gram_nodes=point["gram_subsample"],
+                         gram_samples=point["gram_subsample"])
+    trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
+                           dtype=_dtype(point["dtype"]))
+    trainer.train(point["epochs"])
+    out = {}
+    for name in GROKKING_SERIES:
+        epochs, values = trainer.history.series(name)
+        out[name] = {"epochs": encode(epochs), "values": encode(values)}
+    return out

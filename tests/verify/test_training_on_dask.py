@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 #: Each claim at settings that train in seconds; what matters is that both backends agree.
 #: li2.sec7-predictions: one point per configuration (16 here); li2.thm6-training: one per seed;
-#: li2.fig8: one per optimiser and width.
+#: li2.fig8: one per optimiser and width; li2.fig3: one per seed.
 REDUCED = {
     "li2.sec7-predictions": {"group": "Z11", "K": 32, "budget": 60, "chunk": 20,
                              "gradient_descent.budget": 60, "grids.K": (64, 32),
@@ -30,6 +30,8 @@ REDUCED = {
     "li2.thm6-training": {"M": 11, "K": 32, "checkpoints": (50, 100), "sweep_at": (100,)},
     # one point per (optimiser, width): 2 here
     "li2.fig8": {"M": 11, "epochs": 200, "seeds": (10, 11, 12)},
+    # one point per seed: 2 here
+    "li2.fig3": {"M": 11, "K": 64, "epochs": 60, "gf_window": (10, 40)},
 }
 
 

@@ -79,7 +79,7 @@ def test_summary_matches_the_raw_history(seed):
                                        diagnostics=("gradient", "gram", "updates")),
                            dtype=torch.float64)
     trainer.train(12)
-    s = summarise(trainer, (2, 8))
+    s = summarise(trainer.history.series, trainer.hyper.eta, trainer.hyper.seed, (2, 8))
     e, gf = trainer.history.series("gf_norm")
     window = (e >= 2) & (e <= 8)
     torch.testing.assert_close(s.stats["window mean ||G_F||"], gf[window].mean(0))

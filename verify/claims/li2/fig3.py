@@ -18,12 +18,12 @@ checks the qualitative statements, not the paper's numbers. Its weight decay kee
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
+from numerics.li2.sweep_points import decode, grokking_series_point
 from numerics.li2.train_splits import train_count
 from verify import (
     Assumption,
@@ -114,19 +114,20 @@ def _first(epochs: torch.Tensor, values: torch.Tensor, threshold: float) -> torc
     return torch.where(hit.any(0), out, torch.full_like(out, math.inf))
 
 
-def summarise(trainer: GroupTrainer, window: tuple[int, int]) -> Summary:
-    """Thresholds, peaks and maxima of every configuration's history."""
-    h = trainer.history
-    et, train_acc = h.series("train_acc")
-    ee, test_acc = h.series("test_acc")
-    eg, gf = h.series("gf_norm")
-    ed, ftf = h.series("ftf_ratio")
-    _, fft = h.series("fft_ratio")
-    _, dist = h.series("fft_dist")
-    _, w_rel = h.series("w_update_rel")
-    _, v_rel = h.series("v_update_rel")
-    _, w_cos = h.series("w_update_cos")
-    _, v_cos = h.series("v_update_cos")
+def summarise(series: Callable[[str], tuple[torch.Tensor, torch.Tensor]],
+              eta: Sequence[float], seed: Sequence[int], window: tuple[int, int]) -> Summary:
+    """Thresholds, peaks and maxima of every configuration's history (``series(name)``:
+    ``(epochs, values (D, B))``, as ``History.series``; ``eta``, ``seed`` per column)."""
+    et, train_acc = series("train_acc")
+    ee, test_acc = series("test_acc")
+    eg, gf = series("gf_norm")
+    ed, ftf = series("ftf_ratio")
+    _, fft = series("fft_ratio")
+    _, dist = series("fft_dist")
+    _, w_rel = series("w_update_rel")
+    _, v_rel = series("v_update_rel")
+    _, w_cos = series("w_update_cos")
+    _, v_cos = series("v_update_cos")
     in_window = (eg >= window[0]) & (eg <= window[1])
     peak = gf.argmax(0)
     groks = (test_acc >= 0.99).any(0)
@@ -158,29 +159,32 @@ def summarise(trainer: GroupTrainer, window: tuple[int, int]) -> Summary:
               "V update cosine distance": 1 - v_cos, "off/diag P FF^T": fft,
               "off/diag Ft^T Ft": ftf, "fft_dist (fit_diag_11)": dist}
     curves = {"train accuracy": (et, train_acc), "test accuracy": (ee, test_acc),
-              "train loss": h.series("train_loss"), "test loss": h.series("test_loss")}
-    return Summary(eta=trainer.hyper.eta, seed=trainer.hyper.seed, stats=stats, trends=trends,
+              "train loss": series("train_loss"), "test loss": series("test_loss")}
+    return Summary(eta=tuple(eta), seed=tuple(seed), stats=stats, trends=trends,
                    diag_epochs=ed, curves=curves)
 
 
 def _train(run: Run) -> Summary:
+    """Every seed a sweep point (``run.sweep``: in this process or on the Dask cluster ``check
+    --backend`` names), its etas on the batch axis; the per-seed series joined seed-major, as
+    one grid of all seeds would order them. Memoised for the process: the stated forms do
+    not enter, so the control's run reuses it."""
     p = run.params
+    table = torch.as_tensor(build_group(f"Z{p['M']}").table).tolist()
+    common = {k: p[k] for k in ("K", "p", "lr", "epochs", "eval_every", "diag_every",
+                                "gradient_every", "gram_subsample")}
+    points = [{"table": table, "seed": seed, "etas": list(p["etas"]), **common,
+               "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+              for seed in p["seeds"]]
+    results = run.sweep("training", grokking_series_point, points)
 
-    def simulate() -> Summary:
-        # the stated forms do not enter: the control's run reuses this one
-        table = build_group(f"Z{p['M']}").table
-        hyper = Hyper.grid(seed=list(p["seeds"]), eta=list(p["etas"]), p=[p["p"]],
-                           lr=[p["lr"]])
-        config = TrainConfig(K=p["K"], activation="x2", loss="mse_class",
-                             eval_every=p["eval_every"], diag_every=p["diag_every"],
-                             diagnostics=("gradient", "gram", "updates"),
-                             group_every=(("gradient", p["gradient_every"]),),
-                             gram_nodes=p["gram_subsample"], gram_samples=p["gram_subsample"])
-        trainer = GroupTrainer(table, hyper, config, device=run.device, dtype=run.dtype)
-        trainer.train(p["epochs"])
-        return summarise(trainer, tuple(p["gf_window"]))
+    def series(name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = [(decode(r[name]["epochs"]), decode(r[name]["values"])) for r in results]
+        return parts[0][0], torch.cat([v for _, v in parts], dim=1)
 
-    return run.memo("training", simulate)
+    seeds = [s for s in p["seeds"] for _ in p["etas"]]
+    etas = [e for _ in p["seeds"] for e in p["etas"]]
+    return summarise(series, etas, seeds, tuple(p["gf_window"]))
 
 
 # --- evidence -----------------------------------------------------------------------------------
