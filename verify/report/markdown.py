@@ -7,6 +7,7 @@ from typing import Any
 
 from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
                                  reproduce_command, short)
+from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
 
 
@@ -20,7 +21,7 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
            f"{c['fidelity']} fidelity, {c['dtype']}, {c['device']}, seed {c['seed']}", "",
            f"**Verdict:** {c['verdict']}. {diagnosis(c)}", "",
            "**Statement** (as the paper states it):", "", f"$$ {c['statement']} $$", "",
-           f"**Reading** (the toolkit's precise version): {c['reading']}", ""]
+           f"**Reading** (the toolkit's precise version): {prose_markdown(c['reading'])}", ""]
     if c.get("assumptions"):
         out += ["| assumption | meaning | this run | evaluated on |", "|---|---|---|---|"]
         out += [f"| {_cell(a['name'])} | {_cell(a.get('description', ''))} | "

@@ -185,7 +185,12 @@ def _formula_end(word: str, depth: int) -> int:
     trailing punctuation left to the prose."""
     if depth == 0 or _depth(word) + depth > 0:
         trail = _TRAILING.search(word) if depth == 0 else None
-        return trail.start() if trail and trail.start() > 0 else len(word)
+        if not trail or trail.start() == 0:
+            return len(word)
+        start = trail.start()
+        while word[start] == ")" and _depth(word[:start]) > 0:  # it closes the word's own
+            start += 1
+        return start
     level = depth
     for i, ch in enumerate(word):
         level += (ch in "{([") - (ch in "})]")
@@ -206,6 +211,35 @@ def prose(text: str) -> str:
     >>> prose("lr_scale <= 2 and sum_m != col(Yt)")
     'lr_scale &lt;= 2 and sum_m != col(Yt)'
     """
+    out = []
+    for i, (is_math, piece, space) in enumerate(prose_pieces(text)):
+        if i and space:
+            out.append(" ")
+        out.append(from_latex(piece) if is_math
+                   else html.escape(_TEXT_ESCAPES.sub(r"\1", piece), quote=False))
+    return "".join(out)
+
+
+def prose_markdown(text: str) -> str:
+    r"""Markdown for the same prose: the formula runs :func:`prose` typesets go between
+    ``$``, the rest stays text.
+
+    >>> prose_markdown("a free n\\times K matrix, lr_scale <= 2")
+    'a free $n\\times K$ matrix, lr_scale <= 2'
+    >>> prose_markdown("\\tilde F=\\sigma(XW): the features")
+    '$\\tilde F=\\sigma(XW)$: the features'
+    """
+    out = []
+    for i, (is_math, piece, space) in enumerate(prose_pieces(text)):
+        if i and space:
+            out.append(" ")
+        out.append(f"${piece}$" if is_math else _TEXT_ESCAPES.sub(r"\1", piece))
+    return "".join(out)
+
+
+def prose_pieces(text: str) -> list[tuple[bool, str, bool]]:
+    """``text`` cut into ``(is math, piece, space before)``: the clear formula runs and the
+    prose between them (see :func:`prose`)."""
     pieces: list[tuple[bool, str, bool]] = []  # (is math, text, space before)
     depth, needs_arg = 0, False  # the formula being read goes on: open brackets, or a
     for word in text.split(" "):  # command (\\mathbf) whose argument is the next word
@@ -242,13 +276,7 @@ def prose(text: str) -> str:
             merged[-1] = (True, merged[-1][1] + " " + piece, merged[-1][2])
         else:
             merged.append((is_math, piece, space))
-    out = []
-    for i, (is_math, piece, space) in enumerate(merged):
-        if i and space:
-            out.append(" ")
-        out.append(from_latex(piece) if is_math
-                   else html.escape(_TEXT_ESCAPES.sub(r"\1", piece), quote=False))
-    return "".join(out)
+    return merged
 
 
 def _join_operands(pieces: list[tuple[bool, str, bool]]) -> list[tuple[bool, str, bool]]:
