@@ -195,7 +195,13 @@ def limit_structure(spec: GramSpectrum, etas: torch.Tensor) -> LimitStructure:
     r"""The sums of the module docstring, for every ``eta`` in the vector ``etas`` (> 0)."""
     if etas.dim() != 1 or not bool((etas > 0).all()):
         raise ValueError(f"etas: needs a vector of weight decays > 0, got {etas}")
-    lam = spec.lam.clamp_min(0)[None]                  # (1, B, n)
+    # Ft Ft^T has rank <= min(K, n - 1): its other eigenvalues are 0, which eigh returns as
+    # +-(a few) u lambda_max. Left in, such a lambda enters lambda / (lambda + eta) as
+    # u lambda_max / eta, an error that grows as eta -> 0; the usual rank cutoff
+    # n u lambda_max sends them to their exact value
+    lam = spec.lam.clamp_min(0)
+    cutoff = lam.shape[-1] * torch.finfo(lam.dtype).eps * lam.amax(-1, keepdim=True)
+    lam = torch.where(lam > cutoff, lam, torch.zeros_like(lam))[None]   # (1, B, n)
     eta = etas.to(lam)[:, None, None]                   # (E, 1, 1)
     p, q = eta / (lam + eta), 1 / (lam + eta)           # (E, B, n)
     C2 = (spec.c @ spec.c.transpose(-1, -2)).square()     # (B, n, n): C_ij^2
