@@ -188,7 +188,8 @@ def _formula_end(word: str, depth: int) -> int:
         if not trail or trail.start() == 0:
             return len(word)
         start = trail.start()
-        while word[start] == ")" and _depth(word[:start]) > 0:  # it closes the word's own
+        while start < len(word) and word[start] == ")" and _depth(word[:start]) > 0:
+            # a bracket the word itself opened stays in the formula
             start += 1
         return start
     level = depth
@@ -228,6 +229,8 @@ def prose_markdown(text: str) -> str:
     'a free $n\\times K$ matrix, lr_scale <= 2'
     >>> prose_markdown("\\tilde F=\\sigma(XW): the features")
     '$\\tilde F=\\sigma(XW)$: the features'
+    >>> prose_markdown("x^{2}(f(a)))")
+    '$x^{2}(f(a)))$'
     """
     out = []
     for i, (is_math, piece, space) in enumerate(prose_pieces(text)):
