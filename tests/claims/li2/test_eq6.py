@@ -90,3 +90,12 @@ def test_measured_step_is_the_trainers_gradient(seed, p):
     torch.testing.assert_close(cos_flipped, -cos)
     n = trainer.forward_snapshot().train.count[:, None, None]
     torch.testing.assert_close(step, -(n / 2) * gW, rtol=1e-10, atol=1e-12)
+
+
+def test_a_net_that_fitted_nothing_is_inconclusive():
+    """lr = 10 throws the training about: the Stage-II angles would be read off nothing."""
+    from verify.registry import get
+    from verify.runner import run_claim
+    r = run_claim(get("li2.eq6"), overrides={"lr": 10.0}, control=False)
+    assert r.verdict.value == "inconclusive"
+    assert "the network trained beyond chance" in r.reason
