@@ -8,7 +8,7 @@ simulation), under a :class:`Tolerance` that says why it is that size. A
 
 The pieces, by what a claim author reaches for:
 
-* the record: :class:`Claim`, :class:`NegativeControl`, :class:`Assumption`,
+* the record: :class:`Claim`, :class:`NegativeControl`, :class:`Assumption`, :class:`Reading`,
   :class:`SkipClaim`, :func:`register`;
 * the run a check receives: :class:`Run` (parameters, stated forms, seeded streams, device,
   dtype, ``run.figure``, ``run.plot``, ``run.assume``, ``run.derivation``); ``run.memo``
@@ -55,7 +55,7 @@ True
 """
 from theory.derivation import Derivation, Step
 from verify import arrays
-from verify.claim import Assumption, Claim, NegativeControl, SkipClaim
+from verify.claim import Assumption, Claim, NegativeControl, Reading, SkipClaim
 from verify.error_trends import (
     LEVEL,
     TREND_SLACK,
@@ -113,7 +113,7 @@ from verify.verdict import Verdict
 __all__ = [
     "EXACT", "FALSE_ALARM", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice",
     "Claim", "ClaimResult", "Derivation", "Evidence", "Heatmap", "IntRange", "Limit",
-    "LogUniform", "NegativeControl", "Plot", "Reference", "Route", "Run", "SkipClaim", "Step",
+    "LogUniform", "NegativeControl", "Plot", "Reading", "Reference", "Route", "Run", "SkipClaim", "Step",
     "Tolerance", "TrendFit", "Verdict",
     "arrays", "at_least", "at_most", "bonferroni_z", "compare", "compare_cases", "conditioned",
     "draw", "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail",

@@ -44,6 +44,26 @@ class NegativeControl:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """Another reading of an open convention in the statement, checked beside the printed one.
+
+    The claim's own ``reading`` is the statement as printed (made precise); a ``Reading``
+    names one alternative a reader could defend (a constant the paper leaves open, an "="
+    that the proof only bounds, a scope the statement omits) and what it changes: parameter
+    overrides (merged as ``--set`` values are, dotted keys allowed) and/or replaced stated
+    forms. The runner checks each reading with the same check and reports a verdict per
+    reading; the claim's verdict stays the printed reading's, so a headline reads "fails as
+    printed; holds under reading B". The negative control runs for the printed reading only:
+    a reading changes what is compared, not the check's power to tell a wrong form.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    stated: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Claim:
     """One claim of one paper.
 
@@ -77,6 +97,8 @@ class Claim:
     #: ``"form:operator"`` or ``"form:*"`` -> why (an order-only check, a tolerance that
     #: justifiably exceeds the perturbation).
     equivalent_mutants: Mapping[str, str] = field(default_factory=dict)
+    #: Alternative readings of open conventions, each verdicted beside the printed one.
+    readings: tuple[Reading, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -96,6 +118,14 @@ class Claim:
         if bad:
             raise ValueError(f"{self.id}: equivalent_mutants keys {bad} are not "
                              f"'form:operator' with a stated form")
+        for r in self.readings:
+            if not (r.parameters or r.stated):
+                raise ValueError(f"{self.id}: reading {r.name!r} changes nothing")
+            odd = ({k for k in r.parameters if k.split(".")[0] not in self.parameters["quick"]}
+                   | (set(r.stated) - set(self.stated)))
+            if odd:
+                raise ValueError(f"{self.id}: reading {r.name!r} changes unknown parameters "
+                                 f"or stated forms {sorted(odd)}")
         undeclared = {d for d in self.space if d.split(".")[0] not in self.parameters["quick"]
                       and d != "seed"}
         if undeclared:
@@ -122,4 +152,6 @@ class Claim:
                             for a in self.assumptions],
             "parameters": to_json_value(self.parameters),
             "negative_control": self.control.description,
+            "readings": [{"name": r.name, "description": r.description,
+                          "parameters": to_json_value(r.parameters)} for r in self.readings],
         }

@@ -32,11 +32,29 @@ _MAX_SYMPY_CHARS = 4000
 
 
 def diagnose(record: Mapping[str, Any]) -> str:
-    """One sentence for the claim ``record`` (a claim entry of the results JSON)."""
+    """One sentence for the claim ``record`` (a claim entry of the results JSON); a claim
+    with checked alternative readings is headed by each reading's outcome ("fails as printed;
+    holds under reading B: ...")."""
     try:
-        return _diagnose(record)
+        headline = _readings_headline(record)
+        sentence = _diagnose(record)
+        return f"{headline}; as printed: {sentence}" if headline else sentence
     except Exception as exc:  # noqa: BLE001 - a diagnosis must never break a run
         return f"{record.get('reason', '')} (no diagnosis: {type(exc).__name__})".strip()
+
+
+_OUTCOME = {"pass": "holds", "fail": "fails", "inconclusive": "is undecided",
+            "error": "errors", "skipped": "is skipped"}
+
+
+def _readings_headline(record: Mapping[str, Any]) -> str:
+    checked = [r for r in record.get("readings") or []
+               if isinstance(r, Mapping) and r.get("verdict") in _OUTCOME]
+    if not checked or record.get("verdict") not in _OUTCOME:
+        return ""
+    return "; ".join([f"{_OUTCOME[record['verdict']]} as printed"]
+                     + [f"{_OUTCOME[r['verdict']]} under reading {r.get('name')}"
+                        for r in checked])
 
 
 def _diagnose(record: Mapping[str, Any]) -> str:

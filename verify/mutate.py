@@ -244,7 +244,8 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
     import time
 
     start = time.perf_counter()
-    settings = dict(fidelity=fidelity, seed=seed, device=device, dtype=dtype, control=False)
+    settings = dict(fidelity=fidelity, seed=seed, device=device, dtype=dtype, control=False,
+                    readings=False)
     base = baseline if baseline is not None else run_claim(claim, **settings)
     report = MutationReport(claim.id, base.verdict.value)
     for form, op in (plan(claim) if pairs is None else pairs):

@@ -35,6 +35,33 @@ class ControlResult:
 
 
 @dataclass
+class ReadingResult:
+    """The check under one alternative reading (:class:`verify.claim.Reading`)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    verdict: Verdict
+    reason: str
+    evidence: list[Evidence] = field(default_factory=list)
+    assumptions: list[AssumptionOutcome] = field(default_factory=list)
+
+    def as_record(self) -> dict[str, Any]:
+        from verify.diagnosis import diagnose
+
+        record = {"name": self.name, "description": self.description,
+                  "parameters": to_json_value(self.parameters),
+                  "verdict": self.verdict.value, "reason": self.reason,
+                  "evidence": [e.as_record() for e in self.evidence],
+                  "assumptions": [a.as_record() for a in self.assumptions]}
+        record["key_figure"] = _key_figure(self.evidence)
+        record["diagnosis"] = diagnose(record)
+        # The claim's own evidence shows every item; a reading keeps those it decides on.
+        record["evidence"] = [e for e in record["evidence"] if e["ok"] is not True]
+        return record
+
+
+@dataclass
 class ClaimResult:
     claim: dict[str, Any]  # Claim.describe()
     fidelity: str
@@ -51,6 +78,8 @@ class ClaimResult:
     derivations: list[dict[str, Any]] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    #: One per alternative reading when they were checked; None when they were not.
+    readings: list[ReadingResult] | None = None
 
     @property
     def id(self) -> str:
@@ -63,12 +92,7 @@ class ClaimResult:
         return all(a.holds for a in self.assumptions if not a.probe and a.source != "ran")
 
     def key_figure(self) -> dict[str, Any] | None:
-        e = key_item(self.evidence)
-        if e is None:
-            return None
-        return {"quantity": e.quantity, "route": e.route.value,
-                "discrepancy": json_float(e.discrepancy), "tolerance": e.tolerance.value,
-                "metric": e.metric, "finite": e.finite}
+        return _key_figure(self.evidence)
 
     def key_figure_text(self) -> str:
         return key_figure_text(self.key_figure(), self.reason)
@@ -103,8 +127,21 @@ class ClaimResult:
             "figures": self.figures,
             "error": self.error,
         }
+        # Readings not checked (``run_claim(readings=False)``) leave no verdicts to show.
+        record.pop("readings", None)
+        if self.readings is not None:
+            record["readings"] = [r.as_record() for r in self.readings]
         record["diagnosis"] = diagnose(record)
         return record
+
+
+def _key_figure(evidence: Sequence[Evidence]) -> dict[str, Any] | None:
+    e = key_item(evidence)
+    if e is None:
+        return None
+    return {"quantity": e.quantity, "route": e.route.value,
+            "discrepancy": json_float(e.discrepancy), "tolerance": e.tolerance.value,
+            "metric": e.metric, "finite": e.finite}
 
 
 def key_item(evidence: Sequence[Evidence]) -> Evidence | None:

@@ -16,9 +16,9 @@ import torch
 
 from numerics.device import resolve_device, verification_precision
 from numerics.errors import Diverged
-from verify.claim import FIDELITIES, Claim, SkipClaim
+from verify.claim import FIDELITIES, Claim, Reading, SkipClaim
 from verify.evidence import Evidence
-from verify.results import ClaimResult, ControlResult
+from verify.results import ClaimResult, ControlResult, ReadingResult
 from verify.run import AssumptionOutcome, Run
 from verify.verdict import Verdict, apply_negative_control, apply_ran, verdict_from_evidence
 
@@ -367,9 +367,13 @@ def run_claim(
     seed: int = 0,
     overrides: Mapping[str, Any] | None = None,
     control: bool = True,
+    readings: bool = True,
     time_limit: float | None = None,
 ) -> ClaimResult:
-    """Check ``claim`` and, unless ``control=False``, its negative control.
+    """Check ``claim`` and, unless ``control=False``, its negative control; unless
+    ``readings=False``, check it again under each of its alternative readings
+    (:class:`verify.claim.Reading`), which get a verdict each (the claim's stays the printed
+    reading's).
 
     The verdict is computed from the evidence. A check that raises gives ``error`` with the
     traceback recorded; so does one still running (check and control together) after
@@ -405,7 +409,7 @@ def run_claim(
         with _time_limit(time_limit, claim.id):
             return _check_and_control(claim, fidelity=fidelity, params=params,
                                       assumptions=assumptions, seed=seed, device=dev, dtype=dt,
-                                      control=control)
+                                      control=control, readings=readings)
     except ClaimTimeLimit as exc:
         return error_result(claim, fidelity=fidelity, device=dev, dtype=dt, seed=seed,
                             overrides=overrides, reason=str(exc),
@@ -414,10 +418,11 @@ def run_claim(
 
 def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
                        assumptions: list[AssumptionOutcome], seed: int, device: torch.device,
-                       dtype: torch.dtype, control: bool) -> ClaimResult:
+                       dtype: torch.dtype, control: bool, readings: bool) -> ClaimResult:
     """:func:`run_claim`'s work once its arguments are checked."""
-    def make_run(stated: Mapping[str, Callable[..., Any]], is_control: bool) -> Run:
-        return Run(claim_id=claim.id, fidelity=fidelity, params=params, stated=stated,
+    def make_run(stated: Mapping[str, Callable[..., Any]], is_control: bool,
+                 run_params: dict[str, Any] = params) -> Run:
+        return Run(claim_id=claim.id, fidelity=fidelity, params=run_params, stated=stated,
                    seed=seed, device=device, dtype=dtype, is_control=is_control)
 
     start = time.perf_counter()
@@ -448,10 +453,31 @@ def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
                                        ctl_why, ctl_evidence)
         verdict, why = apply_negative_control(verdict, why, rejected)
 
+    reading_results = None
+    if readings and forced is None and claim.readings:
+        reading_results = [_check_reading(claim, r, make_run(
+            {**claim.stated, **r.stated}, False, merge_overrides(params, r.parameters)))
+            for r in claim.readings]
+
     return ClaimResult(
         claim=claim.describe(), fidelity=fidelity, parameters=params, seed=seed,
         device=str(device), dtype=str(dtype).removeprefix("torch."), verdict=verdict, reason=why,
         seconds=time.perf_counter() - start, evidence=evidence,
         assumptions=assumptions + run.data_assumptions, control=control_result,
         derivations=[{"title": d.title, "steps": d.as_records()} for d in run.derivations],
-        figures=run.figures, error=error)
+        figures=run.figures, error=error, readings=reading_results)
+
+
+def _check_reading(claim: Claim, reading: Reading, run: Run) -> ReadingResult:
+    """One alternative reading's verdict: the check's evidence under the reading's
+    parameters and stated forms, with the simulation's health applied as for the claim."""
+    try:
+        evidence, forced, reason = _execute(claim, run)
+    except Exception:  # noqa: BLE001 - a reading that breaks is reported, not raised
+        evidence, forced = [], Verdict.ERROR
+        reason = traceback.format_exc().strip().splitlines()[-1]
+    verdict, why = (forced, reason) if forced else verdict_from_evidence(evidence)
+    verdict, why = apply_ran(verdict, why, [a for a in run.data_assumptions
+                                            if a.source == "ran" and not a.holds])
+    return ReadingResult(reading.name, reading.description, dict(reading.parameters),
+                         verdict, why, evidence, run.data_assumptions)

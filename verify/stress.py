@@ -228,7 +228,7 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
         overrides = {k: v for k, v in config.items() if k != "seed"}
         result = run_claim(claim, fidelity=fidelity, device=device, dtype=dtype,
                            seed=int(config.get("seed", seed)), overrides=overrides,
-                           control=False)
+                           control=False, readings=False)
         point = Point(dict(config), result.inside_assumptions, result.verdict,
                       _ratio(result.evidence), _failed(result))
         cache[key] = (result, point)
@@ -298,7 +298,8 @@ def _confirm(claim: Claim, result: ClaimResult, point: Point, *, fidelity: str, 
     else:
         f64 = result if dtype == "float64" else run_claim(
             claim, fidelity=fidelity, device=device, dtype="float64",
-            seed=int(config.get("seed", seed)), overrides=overrides, control=False)
+            seed=int(config.get("seed", seed)), overrides=overrides, control=False,
+            readings=False)
         ratio = _ratio(f64.evidence)
         rechecks.append({"how": "float64 rerun", "verdict": f64.verdict.value,
                          "worst_ratio": None if math.isinf(ratio) else ratio})

@@ -152,6 +152,11 @@ class GramSpectrum:
         pad = self.K - top.shape[-1]
         return torch.nn.functional.pad(top, (0, pad)) if pad > 0 else top
 
+    def feature_range_gram(self) -> torch.Tensor:
+        r"""The eigenvalues of :math:`\tilde F^\top\tilde F` on its range: its
+        :math:`\min(K, n-1)` structurally nonzero ones (descending)."""
+        return self.sample_gram()[..., : min(self.K, self.n - 1)]
+
 
 def gram_spectrum(Ft: torch.Tensor, Yt: torch.Tensor) -> GramSpectrum:
     r"""Eigendecomposition of :math:`\tilde F\tilde F^\top` (``(B, n, K)`` features) and the
@@ -232,13 +237,14 @@ def explicit_limit(Ft: torch.Tensor, Yt: torch.Tensor, eta: float) -> tuple[torc
 class WidthPoint:
     r"""One width of a sweep, batched over seeds (``B``) and weight decays (``E``): the limit's
     inner products, :math:`\mathrm{tr}(\tilde F\tilde F^\top)`, the eigen-spreads of both Gram
-    matrices and :math:`\lambda_{\max}`."""
+    matrices (:math:`\tilde F^\top\tilde F` also on its range) and :math:`\lambda_{\max}`."""
 
     K: int
     structure: LimitStructure   # (E, B)
     trace: torch.Tensor         # (B,)
     sample_spread: torch.Tensor  # (B,) of Ft Ft^T on range(P)
     feature_spread: torch.Tensor  # (B,) of Ft^T Ft
+    feature_range_spread: torch.Tensor  # (B,) of Ft^T Ft on its range
     lam_max: torch.Tensor       # (B,)
 
 
@@ -254,5 +260,7 @@ def sweep_widths(X: torch.Tensor, Yt: torch.Tensor, act: Activation, widths: lis
         points.append(WidthPoint(
             K=K, structure=limit_structure(spec, etas), trace=lam.sum(-1),
             sample_spread=eigen_spread(spec.sample_gram()),
-            feature_spread=eigen_spread(spec.feature_gram()), lam_max=lam.max(-1).values))
+            feature_spread=eigen_spread(spec.feature_gram()),
+            feature_range_spread=eigen_spread(spec.feature_range_gram()),
+            lam_max=lam.max(-1).values))
     return points

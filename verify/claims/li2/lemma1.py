@@ -80,6 +80,7 @@ from verify import (
     IntRange,
     LogUniform,
     NegativeControl,
+    Reading,
     Route,
     Run,
     Tolerance,
@@ -483,13 +484,17 @@ def _sweep(run: Run, fam: _Family, name: str) -> _Sweep:
 
 
 def _point_metrics(run: Run, sw: _Sweep, pt: WidthPoint) -> dict[str, torch.Tensor]:
-    r"""Eq. 5 at the data's best constants: :math:`Kc_1 = \mathrm{tr}(\tilde F\tilde F^\top)/
+    r"""Eq. 5 at the data's constants: :math:`Kc_1 = \mathrm{tr}(\tilde F\tilde F^\top)/
     (n-1)` (the multiple of :math:`P_1^\perp` nearest :math:`\tilde F\tilde F^\top`) and
-    :math:`nc_2 = \mathrm{tr}(\tilde F^\top\tilde F)/K` (the multiple of :math:`I_K` nearest
-    :math:`\tilde F^\top\tilde F`)."""
+    :math:`nc_2` by the parameter ``map.c2`` (:data:`C2_READINGS`): the multiple of
+    :math:`I_K` nearest :math:`\tilde F^\top\tilde F`, :math:`\mathrm{tr}/K` (as printed),
+    or the multiple nearest it on its range, :math:`\mathrm{tr}/\min(K, n-1)` (:math:`=Kc_1`
+    for :math:`K\ge n-1`). Both agree for :math:`K<n`, where :math:`\tilde F^\top\tilde F`
+    has full rank."""
     n, K = sw.family.n, pt.K
     eta = torch.tensor(run.params["map"]["etas"], dtype=run.dtype, device=run.device)[:, None]
-    c1, c2 = pt.trace / (K * (n - 1)), pt.trace / (K * n)
+    rank = K if run.params["map"]["c2"] == "least-squares" else min(K, n - 1)
+    c1, c2 = pt.trace / (K * (n - 1)), pt.trace / (rank * n)
     st: LimitStructure = pt.structure
     eq5 = run.stated["eq5_scalar"](K, n, c1, c2, eta)
     push = eta / (K * c1 + eta) ** 2
@@ -497,6 +502,17 @@ def _point_metrics(run: Run, sw: _Sweep, pt: WidthPoint) -> dict[str, torch.Tens
             "rel_error": st.relative_error(eq5),
             "resolved": eta >= 1e3 * unit_roundoff(run.dtype) * pt.lam_max,
             "G_norm": st.GG.sqrt()}
+
+
+#: The readings of nc_2 (no closed form in the paper): the multiple of I_K nearest
+#: Ft^T Ft (as printed), or the multiple nearest it on its range.
+C2_READINGS = ("least-squares", "nonzero-spectrum")
+
+
+def _feature_spread(run: Run, pt: WidthPoint) -> torch.Tensor:
+    """The spread of Ft^T Ft that the reading ``map.c2`` compares with nc2 I."""
+    return (pt.feature_spread if run.params["map"]["c2"] == "least-squares"
+            else pt.feature_range_spread)
 
 
 def _records(run: Run, sw: _Sweep) -> list[dict[str, Any]]:
@@ -508,7 +524,7 @@ def _records(run: Run, sw: _Sweep) -> list[dict[str, Any]]:
         m = _point_metrics(run, sw, pt)
         cos, fitted, push, rel = (_iqr(m["cos"]), _iqr(m["scalar"] / m["eq5"]),
                                   _iqr(m["scalar"] / m["push"]), _iqr(m["rel_error"]))
-        spreads = _iqr(torch.stack([pt.sample_spread, pt.feature_spread]))
+        spreads = _iqr(torch.stack([pt.sample_spread, _feature_spread(run, pt)]))
         for e, eta in enumerate(p["etas"]):
             out.append({
                 "family": sw.family.label, "named": sw.family.named, "activation": sw.act,
@@ -536,7 +552,7 @@ _QUANTITIES = (
     ("relative error of Eq. 5, ||G* - Eq5||_F / ||G*||_F", 0.5),
     ("1 - cos(G*, Yt Yt^T Ft)", 1.0),
     ("eigen-spread of Ft Ft^T on range(P)", 0.5),
-    ("eigen-spread of Ft^T Ft", 0.5),
+    ("eigen-spread of Ft^T Ft (on its range under the nonzero-spectrum reading)", 0.5),
     # "As K -> inf, G_F(+inf) -> 0": Eq. 5's own size, eta/(K n c1 c2) ||Yt Yt^T Ft||_F with
     # ||Yt Yt^T Ft||_F ~ K^(1/2), falls at order 1/2.
     ("||G_F(+inf)||_F", 0.5),
@@ -577,7 +593,7 @@ def _trend_items(run: Run, sw: _Sweep) -> dict[str, list[Evidence]]:
         fit(4, [m["G_norm"][e] for m in metrics], resolved, eta, relative=True)
     always = [torch.ones_like(pt.trace, dtype=torch.bool) for pt in pts]
     fit(2, [pt.sample_spread for pt in pts], always, None)
-    fit(3, [pt.feature_spread for pt in pts], always, None)
+    fit(3, [_feature_spread(run, pt) for pt in pts], always, None)
     return out
 
 
@@ -724,9 +740,15 @@ CLAIM = register(Claim(
             r"computed in the eigenbasis of \tilde F\tilde F^\top. \tilde F\tilde F^\top is "
             r"compared with multiples of P_1^\perp on range(P_1^\perp) (it annihilates "
             r"\mathbf 1). c_2 has no closed form in the paper: Kc_1 and nc_2 are read as the "
-            r"least-squares multiples, Kc_1=\mathrm{tr}(\tilde F\tilde F^\top)/(n-1) and "
-            r"nc_2=\mathrm{tr}(\tilde F^\top\tilde F)/K, the most favourable constants (the "
-            r"kernel gives E[nc_2]=(n-1)(a-b)). 'Small \epsilon' is read as c\epsilon\le"
+            r"least-squares multiples, Kc_1=\mathrm{tr}(\tilde F\tilde F^\top)/(n-1) and, as "
+            r"printed ('\tilde F^\top\tilde F a multiple of I'), nc_2=\mathrm{tr}(\tilde "
+            r"F^\top\tilde F)/K, the multiple of I_K nearest it (the kernel gives E[nc_2]="
+            r"(n-1)(a-b)). For K>n that is not the favourable choice: \tilde F^\top\tilde F "
+            r"has rank n-1, so no multiple of I_K is near it, and Eq. 5 with this nc_2 is off "
+            r"by (Kc_1+\eta)/(nc_2+\eta)\approx K/n. Reading B takes nc_2 from the nonzero "
+            r"spectrum, nc_2:=\mathrm{tr}/\min(K,n-1)=Kc_1 for K\ge n-1, and compares "
+            r"\tilde F^\top\tilde F with nc_2 I on its range; Eq. 5 then equals the "
+            r"push-through form \eta/(Kc_1+\eta)^2. 'Small \epsilon' is read as c\epsilon\le"
             r"\delta_{\max}(a-b) on the normalised correlations, \rho their mid-range. The "
             r"O(K^{-1}\epsilon) term is read against Eq. 5's \Theta(K^{-1}) prefactor, i.e. "
             r"as a relative error O(\epsilon). So (i) on orthonormal inputs (\epsilon=0) "
@@ -751,7 +773,7 @@ CLAIM = register(Claim(
             "map": {"ns": [8, 32], "ratios": [0.125, 0.5, 1, 4, 16, 64, 256],
                     "trend_ratios": [16, 64, 256], "etas": [1e-3, 0.2, 5.0], "seeds": 5,
                     "classes": 4, "geometries": _GEOMETRIES, "delta_max": 0.25,
-                    "pointwise": 0.5,
+                    "pointwise": 0.5, "c2": "least-squares",
                     "groups": [{"group": "Z5", "ratio": 1.0,
                                 "ratios": [0.25, 1, 4, 16, 64]}],
                     "named": {"label": "stand-in for the Fig. 3 point: Z13, p=0.4, n=68, K=69",
@@ -769,7 +791,7 @@ CLAIM = register(Claim(
                     "ratios": [0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256],
                     "trend_ratios": [16, 32, 64, 128, 256], "etas": [1e-3, 0.2, 5.0],
                     "seeds": 10, "classes": 8, "geometries": _GEOMETRIES, "delta_max": 0.25,
-                    "pointwise": 0.5,
+                    "pointwise": 0.5, "c2": "least-squares",
                     "groups": [{"group": "Z7", "ratio": 1.0,
                                 "ratios": [0.25, 0.5, 1, 2, 4, 16, 64]},
                                {"group": "Z11", "ratio": 1.0,
@@ -794,7 +816,12 @@ CLAIM = register(Claim(
     # inputs' geometry, the lemma's other assumption, is recorded per point of the map. The
     # Gram route's standard errors rest on the CLT: at K = 256 the heavy-tailed products of
     # features exceed its Bonferroni bound in 2 of 8 draws (measured), from K = 1024 in none.
-    space={"mc.scale": LogUniform(0.3, 3.0), "gram.K": IntRange(1024, 2**14),
+    readings=(Reading(
+        "B (nc2 from the nonzero spectrum)",
+        r"nc_2:=\mathrm{tr}(\tilde F^\top\tilde F)/\min(K,n-1) (=Kc_1 for K\ge n-1), "
+        r"\tilde F^\top\tilde F compared with nc_2 I on its range",
+        parameters={"map.c2": "nonzero-spectrum"}),),
+    space={"map.c2": Choice(C2_READINGS), "mc.scale": LogUniform(0.3, 3.0), "gram.K": IntRange(1024, 2**14),
            "crosscheck.eta": LogUniform(1e-4, 10.0),
            "map.etas": Choice(([1e-3, 0.2, 5.0], [1e-2], [0.2], [1.0, 50.0])), "seed": SEED},
 ))
