@@ -68,6 +68,7 @@ from verify import (
     Evidence,
     LogUniform,
     NegativeControl,
+    Reading,
     Route,
     Run,
     Tolerance,
@@ -474,6 +475,15 @@ CLAIM = register(Claim(
     ),
     # Eq. 68's eta and beta reach outside its assumptions (eta > 0, beta < 0); Eq. 69's etas
     # stay > 0, where its fixed point is defined (the solve refuses eta = 0).
+    # Eq. 69 is exact under none of the four readings of (G, eta): they differ only in the
+    # power of beta (derived scaling laws figure), so each gets its verdict.
+    readings=(Reading("B (G = -dJ/dF)", r"G=-\partial J_\beta/\partial\tilde F=\beta EV^\top, "
+                      r"\eta fixed", parameters={"reading.G": "-dJ/dF"}),
+              Reading("C (eta scaled by beta^2)", r"G=EV^\top, \eta_\beta=\beta^2\eta",
+                      parameters={"reading.eta": "beta^2"}),
+              Reading("D (G = -dJ/dF, eta scaled by beta^2)",
+                      r"G=\beta EV^\top, \eta_\beta=\beta^2\eta",
+                      parameters={"reading.G": "-dJ/dF", "reading.eta": "beta^2"})),
     space={"small_time.alpha": LogUniform(1e-3, 0.3),
            "small_time.eta": Choice((0.0, 1e-3, 0.1)),
            "small_time.betas": Choice(([0.5], [2.0, 4.0], [8.0], [-2.0])),
