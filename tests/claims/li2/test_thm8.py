@@ -29,8 +29,10 @@ from verify.verdict import Verdict
 
 Z_SAFE = 6.0
 
-# Smaller simulations for the tests that plant a broken route (new cache keys).
-SMALL = {"flow": {"mu": [1.0, 0.8, 0.6, 0.5], "a": 2.0, "trials": 1000, "dt": 0.25,
+# Smaller simulations for the tests that plant a broken route (new cache keys), under reading
+# B (T_a <= the formula), where the claim holds, so that each planted break shows alone.
+SMALL = {"T_a_relation": "<=",
+         "flow": {"mu": [1.0, 0.8, 0.6, 0.5], "a": 2.0, "trials": 1000, "dt": 0.25,
                   "max_time": 300.0, "level": 1 - 1e-3},
          "collection": {"configs": [{"mu": [1.0, 0.8, 0.6, 0.5], "a": 2.0}], "trials": 3000,
                         "max_nodes": 20000},
@@ -59,6 +61,14 @@ def test_muon_guiding_needs_exactly_L_nodes(result):
     figure = result.figures["sequential Muon: mean nodes, the T_a formula, L"]
     assert all(m == figure["L"] for m in figure["measured"])
     assert all(f > figure["L"] for f in figure["formula"])
+
+
+def test_fails_as_printed_and_holds_as_the_proofs_bound(result):
+    assert failed_quantities(result.evidence) == {
+        "mean nodes with Muon guiding (polar factor of [earlier gradients, g_j]) = 2^-a T_0 + "
+        "(1 - 2^-a) L"}
+    (bound,) = result.readings
+    assert bound.verdict is Verdict.PASS, bound.reason
 
 
 def test_joint_muon_covers_every_mode(result):
