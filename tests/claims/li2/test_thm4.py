@@ -46,10 +46,20 @@ def quick():
     return run_claim(get("li2.thm4"))
 
 
-def test_the_control_fails_on_eq29_and_there_are_18_items(quick):
+def test_the_control_fails_on_eq29_and_there_are_19_items(quick):
     failed = {e.quantity for e in quick.control.evidence if e.ok is False}
     assert any("Eq. 29" in q for q in failed)           # symbolic and Monte Carlo both see it
-    assert len(quick.evidence) == 18
+    assert len(quick.evidence) == 19
+
+
+def test_the_printed_vertex_constant_fails_and_holds_up_to_a_constant(quick):
+    # ||E||_op < 1/d_a admits E = 0.8 [[-1, 1], [1, 1]]/sqrt(2) at d_a = 1, where the slope
+    # at the vertex is -1 + 0.8 sqrt(2) > 0: the exact worst-case constant is 1/sqrt(2)
+    assert {e.quantity for e in quick.evidence if e.ok is False} == {
+        "vertex condition as printed: the paper's constant kappa in ||E||_op < kappa/d_a <= "
+        "the exact worst-case constant"}
+    (b,) = quick.readings
+    assert b.verdict.value == "pass", b.reason
 
 
 @pytest.mark.parametrize("name, wrong, route", [
