@@ -338,18 +338,37 @@ def _muon_guiding(run: Run) -> Iterator[Evidence]:
                   tolerance=_z(2 * len(runs)), parameters=parameters)
 
 
-def _formula_limit(run: Run) -> None:
-    """How the T_a formula itself behaves as a grows (a figure: it is an upper bound)."""
+def _formula_limit(run: Run) -> Iterator[Evidence]:
+    r"""How the T_a formula itself behaves as a grows. Read as printed ('='), "T_a ~ L for
+    large a" is a statement about the formula: its excess over L must shrink as a grows.
+    With p_l \propto \mu_l^a, T_0 grows like (\mu_{\max}/\mu_{\min})^a, so 2^{-a}T_0 does
+    only when \mu_{\max}/\mu_{\min} < 2: the item fails for spread patterns. Under reading B
+    the formula is a bound and T_a ~ L is the measured item's."""
     rows = []
     for mu in run.params["limit_patterns"]:
         mu_t = torch.tensor(mu, dtype=torch.float64)
         for a in run.params["limit_shapes"]:
             p = run.stated["selection"](mu_t, a)
             T0 = float(_stated_T0(run, p[None])[0])
-            rows.append({"mu_max/mu_min": max(mu) / min(mu), "a": a,
+            rows.append({"mu": mu, "mu_max/mu_min": max(mu) / min(mu), "a": a,
                          "formula / L": float(run.stated["muon_time"](T0, len(mu), a))
                          / len(mu)})
-    run.figure("T_a formula / L as a grows (tends to 1 iff mu_max/mu_min < 2)", rows)
+    if not run.is_control:  # figures inform, they do not decide
+        run.figure("T_a formula / L as a grows (tends to 1 iff mu_max/mu_min < 2)", rows)
+    if run.params["T_a_relation"] != "=":
+        return
+    last, before = max(run.params["limit_shapes"]), sorted(run.params["limit_shapes"])[-2]
+    excess = {(str(r["mu"]), r["a"]): r["formula / L"] - 1 for r in rows}
+    patterns = [str(mu) for mu in run.params["limit_patterns"]]
+    yield at_most(Route.NUMERIC, f"T_a ~ L for large a, read of the printed formula: "
+                                 f"formula / L - 1 at a = {last:g} <= at a = {before:g}",
+                  measured=[excess[(m, last)] for m in patterns],
+                  bound=[excess[(m, before)] for m in patterns],
+                  tolerance=Tolerance(0.0, "a monotone decrease of quantities that double "
+                                           "or halve with a, far above rounding"),
+                  parameters={"mu patterns": run.params["limit_patterns"],
+                              "mu_max/mu_min": [max(m) / min(m)
+                                                for m in run.params["limit_patterns"]]})
 
 
 # --- rebalancing, joint Muon, Eq. 6 -----------------------------------------------------------
@@ -455,8 +474,8 @@ def check(run: Run) -> Iterator[Evidence]:
     yield from _muon_guiding(run)
     yield from _rebalancing(run)
     yield from _eq6_form(run)
+    yield from _formula_limit(run)
     if not run.is_control:  # figures inform, they do not decide
-        _formula_limit(run)
         _joint_coverage(run)
 
 
