@@ -9,7 +9,11 @@ if TYPE_CHECKING:
     from verify.evidence import Evidence
     from verify.run import Run
 
-FIDELITIES = ("quick", "full")
+#: quick: seconds per claim (CI); medium: the training claims at sizes where the paper-size
+#: verdict already shows, minutes on a laptop (a claim without its own medium level runs its
+#: quick one); full: the paper's sizes.
+FIDELITIES = ("quick", "medium", "full")
+REQUIRED_FIDELITIES = ("quick", "full")
 KINDS = ("definition", "equation", "lemma", "proposition", "theorem", "corollary", "remark",
          "experiment")
 
@@ -61,6 +65,11 @@ class Reading:
     description: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
     stated: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    #: True when the parameters change only how results are compared (a scope, a constant,
+    #: a relation), never what is simulated or derived: the reading's run then reuses the
+    #: printed run's memoised work instead of recomputing it. Stated forms are never memoised
+    #: (``Run.memo``), so they need no such promise.
+    compares_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,9 +112,16 @@ class Claim:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
-        missing = [f for f in FIDELITIES if f not in self.parameters]
+        missing = [f for f in REQUIRED_FIDELITIES if f not in self.parameters]
         if missing:
             raise ValueError(f"{self.id}: parameters lack fidelities {missing}")
+        unknown_levels = set(self.parameters) - set(FIDELITIES)
+        if unknown_levels:
+            raise ValueError(f"{self.id}: unknown fidelities {sorted(unknown_levels)} (one of "
+                             f"{', '.join(FIDELITIES)})")
+        if "medium" not in self.parameters:
+            object.__setattr__(self, "parameters", {**self.parameters,
+                                                    "medium": self.parameters["quick"]})
         unknown = set(self.control.stated) - set(self.stated)
         if unknown:
             raise ValueError(f"{self.id}: the negative control replaces unknown stated forms "
@@ -131,6 +147,11 @@ class Claim:
         if undeclared:
             raise ValueError(f"{self.id}: space dimensions {sorted(undeclared)} are not "
                              f"parameters of the claim")
+
+    @property
+    def has_own_medium(self) -> bool:
+        """Whether the claim declares a medium level (else medium runs its quick one)."""
+        return self.parameters["medium"] is not self.parameters["quick"]
 
     def _repr_html_(self) -> str:
         """Jupyter: statement, reading, assumptions and negative control, typeset."""

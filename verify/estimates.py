@@ -7,7 +7,8 @@ An estimate of one claim at one fidelity on one kind of device comes from, in or
 2. the measurements shipped with the toolkit (``verify/measured_times.json``: quick fidelity
    on 2 CPU cores, full fidelity on 2 CPU cores where it was measured, full fidelity on one
    H100), each with the machine it ran on; a run that was stopped gives a lower bound, and
-   a training claim too large to run gives the trainer's extrapolated cost;
+   a training claim too large to run gives the trainer's extrapolated cost; at medium
+   fidelity a claim without its own medium level is estimated at its quick level;
 3. nothing: the estimate is unknown, and said so.
 
 ``check --dry-run`` prints the plan; ``check`` prints it before a run estimated above
@@ -78,6 +79,15 @@ def _from_store(store: Any, claim_id: str, fidelity: str, device_type: str) -> f
     return None
 
 
+def _own_medium(claim_id: str) -> bool:
+    from verify import registry
+
+    try:
+        return registry.get(claim_id).has_own_medium
+    except registry.UnknownClaim:
+        return False
+
+
 def estimate(claim_id: str, fidelity: str, device_type: str, store: Any = None) -> Estimate:
     """The estimate of one claim (see the module docstring for the order of sources)."""
     seconds = _from_store(store, claim_id, fidelity, device_type)
@@ -85,6 +95,8 @@ def estimate(claim_id: str, fidelity: str, device_type: str, store: Any = None) 
         return Estimate(claim_id, seconds, "this machine's store")
     table = _shipped().get(fidelity, {}).get(device_type)
     entry = (table or {}).get("claims", {}).get(claim_id)
+    if entry is None and fidelity == "medium" and not _own_medium(claim_id):
+        return estimate(claim_id, "quick", device_type, store)   # medium runs its quick level
     if entry is None:
         return Estimate(claim_id, None, "no measurement")
     kind = ("extrapolated from the trainer's per-epoch cost" if entry.get("model")

@@ -32,10 +32,10 @@ import pytest
 
 from verify import registry
 from verify.results import ClaimResult
+from verify.claim import FIDELITIES
 from verify.runner import DTYPES, run_claim
 from verify.verdict import Verdict
 
-FIDELITIES = ("quick", "full")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -68,6 +68,10 @@ class Run:
     derivations: list[Derivation] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
     data_assumptions: list[AssumptionOutcome] = field(default_factory=list)
+    #: The parameters the memo keys on, when they differ from ``params``: a reading that
+    #: changes only what is compared (``Reading.compares_only``) keys on the printed
+    #: reading's, so it reuses that run's simulations.
+    memo_params: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.params = MappingProxyType(dict(self.params))
@@ -137,8 +141,9 @@ class Run:
             return (name, "process", str(self.dtype), str(self.device), key, stated)
         if scope != "run":
             raise ValueError(f"memo scope {scope!r}: 'run' or 'process'")
+        keyed = self.params if self.memo_params is None else self.memo_params
         return (name, self.claim_id, self.fidelity,
-                json.dumps(to_json_value(dict(self.params)), sort_keys=True), self.seed,
+                json.dumps(to_json_value(dict(keyed)), sort_keys=True), self.seed,
                 str(self.dtype), str(self.device), key, stated)
 
     def memo(self, name: str, compute: Callable[[], T], *, key: Hashable = (),

@@ -32,7 +32,9 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 #: li2.thm4 and li2.fig5 (modelled at 16 h and 3 days: they need --time-limit none; li2.thm2,
 #: li2.thm6 and ns.fig3-path were stopped at 10 min, unmeasured), and the slowest on an H100
 #: took 106 s (li2.thm6-training): an hour lets the others finish and bounds a hang.
-TIME_LIMITS = {"quick": 600.0, "full": 3600.0}
+#: medium: the training claims' medium levels take 2-5 CPU-minutes each (measured, verify/
+#: measured_times.json); 30 min bounds a hang with a factor of 6 over them.
+TIME_LIMITS = {"quick": 600.0, "medium": 1800.0, "full": 3600.0}
 #: Seeds are in [0, SEED_LIMIT) (they are mixed into 64-bit generator seeds).
 SEED_LIMIT = 2**63
 
@@ -421,9 +423,13 @@ def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
                        dtype: torch.dtype, control: bool, readings: bool) -> ClaimResult:
     """:func:`run_claim`'s work once its arguments are checked."""
     def make_run(stated: Mapping[str, Callable[..., Any]], is_control: bool,
-                 run_params: dict[str, Any] = params) -> Run:
-        return Run(claim_id=claim.id, fidelity=fidelity, params=run_params, stated=stated,
-                   seed=seed, device=device, dtype=dtype, is_control=is_control)
+                 reading: Reading | None = None) -> Run:
+        return Run(claim_id=claim.id, fidelity=fidelity,
+                   params=params if reading is None else merge_overrides(params,
+                                                                         reading.parameters),
+                   stated=stated, seed=seed, device=device, dtype=dtype, is_control=is_control,
+                   memo_params=params if reading is not None and reading.compares_only
+                   else None)
 
     start = time.perf_counter()
     run = make_run(claim.stated, False)
@@ -455,9 +461,9 @@ def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
 
     reading_results = None
     if readings and forced is None and claim.readings:
-        reading_results = [_check_reading(claim, r, make_run(
-            {**claim.stated, **r.stated}, False, merge_overrides(params, r.parameters)))
-            for r in claim.readings]
+        reading_results = [_check_reading(claim, r, make_run({**claim.stated, **r.stated},
+                                                             False, r))
+                           for r in claim.readings]
 
     return ClaimResult(
         claim=claim.describe(), fidelity=fidelity, parameters=params, seed=seed,

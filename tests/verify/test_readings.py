@@ -93,3 +93,28 @@ def test_no_headline_without_readings():
 def test_a_reading_must_change_something_the_claim_has(reading, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         _claim(readings=(reading,))
+
+
+def test_a_comparison_only_reading_reuses_the_printed_runs_simulations():
+    calls = []
+
+    def simulate(n: int) -> float:
+        calls.append(n)
+        return sum(range(n)) / n**2
+
+    def check(run: Run):
+        measured = run.memo("simulation", lambda: simulate(run.params["n"]))
+        yield compare(Route.NUMERIC, "Riemann sum vs 1/2", derived=run.stated["limit"](0, 1),
+                      measured=measured, tolerance=Tolerance(run.params["tol"], "a test"))
+
+    def claim(compares_only: bool) -> Claim:
+        return _claim(id=f"demo.memo{compares_only}", check=check,
+                      parameters={"quick": {"n": 40, "tol": 1e-3}, "full": {"n": 40, "tol": 1e-3}},
+                      readings=(Reading("B (looser)", "a looser tolerance", {"tol": 0.1},
+                                        compares_only=compares_only),))
+
+    result = run_claim(claim(True), control=False)
+    assert calls == [40]                    # simulated once, for both readings
+    assert (result.verdict, result.readings[0].verdict) == (Verdict.FAIL, Verdict.PASS)
+    run_claim(claim(False), control=False)
+    assert calls == [40, 40, 40]            # a reading that may change the simulation reruns it

@@ -568,10 +568,11 @@ CLAIM = register(Claim(
                             lambda p: all(0 < m <= 1 for m in _all_mu(p))),
                  Assumption("a > 1", "assumption 3: Frechet shape a > 1",
                             lambda p: min(_all_shapes(p)) > 1)),
+    readings=(Reading("B ('=' read as '<=')", r"T_a\le 2^{-a}T_0+(1-2^{-a})L, the bound the "
+                      r"proof gives (Eq. 45)", parameters={"T_a_relation": "<="},
+                      compares_only=True),),
     # The Eq. 10 flow's Frechet shape a (outside below 1) and mu pattern (outside with a
     # mu_l > 1), the shapes of the Muon-guided sequence, and the Eq. 6 sizes.
-    readings=(Reading("B ('=' read as '<=')", r"T_a\le 2^{-a}T_0+(1-2^{-a})L, the bound the "
-                      r"proof gives (Eq. 45)", parameters={"T_a_relation": "<="}),),
     space={"flow.a": LogUniform(0.5, 8.0),
            "flow.mu": Choice((_MU5, _MU4, [1.0, 0.9, 0.8], [1.0, 0.5, 0.25, 0.12, 0.06],
                               [1.5, 1.0, 0.7])),

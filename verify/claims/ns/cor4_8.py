@@ -328,7 +328,7 @@ CLAIM = register(Claim(
     ),
     readings=(Reading("B (lambda < 1)", "the ordering read with the scope 0 < lambda < 1 "
                       "(small initialisation) that the statement omits",
-                      parameters={"ordering_scope": SCOPES[1]}),),
+                      parameters={"ordering_scope": SCOPES[1]}, compares_only=True),),
     space={"ordering_scope": Choice(SCOPES), "grid.lam": Choice(((0.01,), (0.1,), (0.5,), (0.9,), (1.1,), (2.0,), (5.0,),
                                (0.1, 2.0))),
            "grid.q": Choice(((1.0, 2.0), (1.0, 1.5, 2.0), (1.25, 1.75), (1.5, 2.0),
