@@ -49,6 +49,20 @@ def test_arc_length_and_escape_time_are_reported_separately_with_the_findings():
     assert all(entry["ranks"] == [2.0, 1.0, 0.0] for entry in tau.values())
 
 
+def test_the_gap_between_gf_and_signgf_grows_with_depth():
+    # the summaries' "the gap grows with depth" (issue 20): L = 2, 3, 4 at a = 1e-2 on the
+    # quick regression, measured T_GF / T_SignGF about 6e2, 1e4, 6e5
+    r = result()
+    rank, at_least_one = (next(e for e in r.evidence if e.quantity.startswith(start))
+                          for start in ("regression: rank over depth L of the gap",
+                                        "regression: GF escapes more slowly than SignGF"))
+    assert rank.ok and at_least_one.ok
+    gaps = rank.parameters["gap T_GF / T_SignGF (measured)"]
+    assert gaps[0] > 100 and gaps[1] > 10 * gaps[0] and gaps[2] > 10 * gaps[1]
+    control = next(e for e in r.control.evidence if e.quantity == rank.quantity)
+    assert control.ok is False
+
+
 def test_every_route_of_the_control_that_carries_the_statement_fails():
     failing = {e.route.value for e in result().control.evidence if e.ok is False}
     assert {"numeric", "rate"} <= failing

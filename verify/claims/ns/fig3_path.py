@@ -43,6 +43,7 @@ from verify import (
     Route,
     Run,
     Tolerance,
+    at_least,
     compare,
     compare_cases,
     equally_spaced,
@@ -62,6 +63,17 @@ def stated_order(q):
     growth as :math:`a \to 0`) increases with :math:`q`, i.e. is smallest for the steepest
     flow. Returns the sort key of :math:`q`."""
     return q
+
+
+def stated_depth_gap(L):
+    r"""Summaries (SOURCES §4.14): GF escapes much more slowly than SignGF "and the gap grows
+    with depth". Returns the sort key of the depth :math:`L` for the gap."""
+    return L
+
+
+def shrinking_depth_gap(L):
+    r"""Planted error: the gap shrinks with depth."""
+    return -L
 
 
 def reversed_order(q):
@@ -329,19 +341,23 @@ def _threshold(qs: list[float], X: float) -> float:
 # --- regression -------------------------------------------------------------------------------
 
 def _regression_times(run: Run) -> tuple[float, dict, dict]:
-    """Time to each fraction (``fraction`` and ``rate_fraction``) of the initial loss per
-    (fraction, q, a) (finest level), its ladder error, and ||grad f(0)||_inf; both fractions
-    in one batch (one integration per level); memoised (the stated forms do not enter)."""
+    """Time to a fraction of the initial loss per (fraction, q, L, a) (finest level), its
+    ladder error, and ||grad f(0)||_inf: at depth ``L`` for ``fraction`` and
+    ``rate_fraction`` over every (q, a), and for the depth gap at ``fraction`` over the gap's
+    depths at its scale, GF and SignGF; one batch, one integration per level; memoised (the
+    stated forms do not enter)."""
     p = run.params["regression"]
-    configs = [(f, q, a) for f in (p["fraction"], p["rate_fraction"])
-               for q in p["q"] for a in p["a"]]
+    configs = list(dict.fromkeys(
+        [(f, q, p["L"], a) for f in (p["fraction"], p["rate_fraction"])
+         for q in p["q"] for a in p["a"]]
+        + [(p["fraction"], q, L, p["gap"]["a"]) for q in _GAP_Q for L in p["gap"]["L"]]))
 
     def simulate():
         problem, _ = default_regression(run.generator("regression"), N=p["N"], d=p["d"],
                                         device=run.device, dtype=run.dtype)
         q = torch.tensor([[c[1]] for c in configs], dtype=run.dtype, device=run.device)
-        depth = torch.full((len(configs),), p["L"], device=run.device)
-        a = torch.tensor([c[2] for c in configs], dtype=run.dtype, device=run.device)
+        depth = torch.tensor([c[2] for c in configs], device=run.device)
+        a = torch.tensor([c[3] for c in configs], dtype=run.dtype, device=run.device)
         fraction = torch.tensor([c[0] for c in configs], dtype=run.dtype, device=run.device)
         zero = torch.zeros(1, p["d"], dtype=run.dtype, device=run.device)
         runs = _per_level(lambda q_, depth_, a_, h: loss_fraction_time(
@@ -356,6 +372,45 @@ def _regression_times(run: Run) -> tuple[float, dict, dict]:
     return run.memo("regression", simulate)
 
 
+#: GF and SignGF, whose gap the summaries say grows with depth.
+_GAP_Q = (2.0, 1.0)
+
+
+def _depth_gap(run: Run, g_inf: float, times: dict, errors: dict) -> Iterator[Evidence]:
+    r"""Summaries (SOURCES §4.14): in the regression, GF escapes much more slowly than SignGF
+    and the gap grows with depth. The gap is :math:`T_{q=2}/T_{q=1}` at one small scale; the
+    derived route is the frozen-gradient escape (:func:`theory.ns.escape_time.escape_time`
+    with :math:`G = \|\nabla f(0)\|_\infty`, the fastest coordinate), whose gap grows as
+    :math:`a^{-(L-1)}` up to logarithms."""
+    p = run.params["regression"]
+    depths, a, f = list(p["gap"]["L"]), p["gap"]["a"], p["fraction"]
+    X = run.params["frozen"]["X"]
+    measured = [times[(f, 2.0, L, a)] / times[(f, 1.0, L, a)] for L in depths]
+    derived = [escape_time(L, 2.0, a, g_inf, X) / escape_time(L, 1.0, a, g_inf, X)
+               for L in depths]
+    worst = max(errors[(f, q, L, a)] for q in _GAP_Q for L in depths)
+    params = {"N": p["N"], "d": p["d"], "L": depths, "a": a, "fraction": f,
+              "gap T_GF / T_SignGF (measured)": measured}
+    yield compare(Route.NUMERIC, f"regression: rank over depth L of the gap T_GF / T_SignGF "
+                  f"(time to {f:.0%} of the loss, a = {a:g}): the gap grows with depth",
+                  stated=torch.tensor(_ranks([float(run.stated["depth_gap"](L))
+                                              for L in depths])),
+                  derived=torch.tensor(_ranks(derived)), measured=torch.tensor(_ranks(measured)),
+                  metric="absolute", tolerance=Tolerance(0.0, "orderings must agree exactly"),
+                  parameters=params)
+    # each time carries a relative ladder error <= worst, so a ratio of two <= 2 worst
+    yield at_least(Route.NUMERIC, "regression: GF escapes more slowly than SignGF (the gap "
+                   "T_GF / T_SignGF >= 1 at every depth)", measured=measured,
+                   bound=[1.0] * len(depths),
+                   tolerance=Tolerance(2 * worst, "two times, each within its ladder error"),
+                   parameters=params)
+    if not run.is_control:
+        run.figure("regression: the depth gap T_GF / T_SignGF per depth (measured; derived "
+                   "from the frozen-gradient escape at G = ||grad f(0)||_inf)",
+                   {f"L={L}": {"measured": m, "derived": d}
+                    for L, m, d in zip(depths, measured, derived)})
+
+
 def _regression(run: Run) -> Iterator[Evidence]:
     r"""The experiment of SOURCES §4.14 (time to 50% of the initial loss) for the ordering over q;
     the a -> 0 laws on the time to ``rate_fraction`` (90%) of it, which the first escape alone
@@ -367,7 +422,8 @@ def _regression(run: Run) -> Iterator[Evidence]:
               "start": "w_1 = 0, w_i = a in every coordinate",
               "h": p["h"] / 2 ** (p["levels"] - 1)}
     g_inf, times, errors = _regression_times(run)
-    T = {(q, a): times[(p["fraction"], q, a)] for q in qs for a in a_list}
+    yield from _depth_gap(run, g_inf, times, errors)
+    T = {(q, a): times[(p["fraction"], q, L, a)] for q in qs for a in a_list}
     key_q = [float(run.stated["escape_order"](q)) for q in qs]
     st, me = [], []
     for a in a_list:
@@ -378,8 +434,8 @@ def _regression(run: Run) -> Iterator[Evidence]:
                   stated=torch.tensor(st), measured=torch.tensor(me), metric="absolute",
                   tolerance=Tolerance(0.0, "orderings must agree exactly"),
                   parameters={**params, "fraction": p["fraction"], "q": qs, "a": a_list})
-    T_rate = {(q, a): times[(p["rate_fraction"], q, a)] for q in qs for a in a_list}
-    rel = {(q, a): errors[(p["rate_fraction"], q, a)] for q in qs for a in a_list}
+    T_rate = {(q, a): times[(p["rate_fraction"], q, L, a)] for q in qs for a in a_list}
+    rel = {(q, a): errors[(p["rate_fraction"], q, L, a)] for q in qs for a in a_list}
     coefficients = {}
     for q in qs:
         law = asymptotic_law(L, sp.nsimplify(q))
@@ -482,7 +538,7 @@ CLAIM = register(Claim(
                        "probe_a": [0.5, 1.0], "threshold": False},
             "regression": {"N": 10, "d": 20, "L": 3, "q": [1.0, 1.5, 2.0],
                            "a": [1e-1, 1e-2, 1e-3, 1e-4], "fraction": 0.5, "rate_fraction": 0.9,
-                           "h": 0.1, "levels": 2,
+                           "h": 0.1, "levels": 2, "gap": {"L": [2, 3, 4], "a": 1e-2},
                            "max_steps": 20000},
         },
         "full": {
@@ -493,19 +549,22 @@ CLAIM = register(Claim(
                        "threshold": True},
             "regression": {"N": 100, "d": 300, "L": 3, "q": [1.0, 1.5, 2.0],
                            "a": [1e-1, 1e-2, 1e-3, 1e-4], "fraction": 0.5, "rate_fraction": 0.9,
-                           "h": 0.05,
+                           "h": 0.05, "gap": {"L": [2, 3, 4, 5], "a": 1e-2},
                            "levels": 2, "max_steps": 200000},
         },
     },
-    stated={"path_order": stated_order, "escape_order": stated_order},
+    stated={"path_order": stated_order, "escape_order": stated_order,
+            "depth_gap": stated_depth_gap},
     equivalent_mutants={
         f"{form}:{op}": "the stated form is a sort key in q (the figure orders the flows by "
                         "q and states no magnitude); a positive factor or a power keeps the order"
-        for form in ("path_order", "escape_order") for op in ("scale", "nudge", "power")},
+        for form in ("path_order", "escape_order", "depth_gap")
+        for op in ("scale", "nudge", "power")},
     check=check,
     control=NegativeControl("the reversed ordering in q (larger q: shorter path, faster "
-                            "escape)", {"path_order": reversed_order,
-                                        "escape_order": reversed_order}),
+                            "escape) and a gap that shrinks with depth",
+                            {"path_order": reversed_order, "escape_order": reversed_order,
+                             "depth_gap": shrinking_depth_gap}),
     assumptions=(Assumption("small initialisation", "every initial scale a <= 0.1 (the start "
                             "is near the saddle at the origin)", _small),
                  Assumption("decades", "the scales a are equally spaced in log a, decreasing "
