@@ -41,7 +41,7 @@ def test_the_html_is_self_contained_and_deterministic(record):
 def test_every_formula_is_core_mathml_with_its_latex_kept(record):
     page = render_html(record)
     maths = re.findall(r"<math\b.*?</math>", page, flags=re.S)
-    assert len(maths) > 10
+    assert len(maths) >= 10  # statements, readings, stated values, derivation steps
     for m in maths:
         assert '<annotation encoding="application/x-tex">' in m
         assert "mathvariant=\"bold\"" not in m and "mathvariant=\"script\"" not in m

@@ -13,13 +13,13 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from verify.diagnosis import decisive_item
-from verify.report.html import (_e, _verdict, diagnosis, page_head, reproduce_command,
-                                 run_meta, short)
-from verify.report.mathml import prose
+from verify.report.html import (_e, _verdict, diagnosis, page_head, reading_verdict, readings,
+                                 reproduce_command, run_meta, short)
+from verify.report.mathml import prose, prose_markdown
 
 TITLE = "Findings"
 #: The verdicts counted per paper, in this order (error and skipped only where they occur).
@@ -67,26 +67,86 @@ def _plain(value: Any) -> Any:
     return tuple(map(_plain, value)) if isinstance(value, (list, tuple)) else value
 
 
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """``(dotted path, value)`` of each leaf of ``value`` under ``path`` (a dict's keys
+    extend the path, as ``--set a.b=v`` names them)."""
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}")
+    else:
+        yield path, value
+
+
+def _at(parameters: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+    """(found, value) of the parameter at a dotted ``path``."""
+    node: Any = parameters
+    for key in path.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return False, None
+        node = node[key]
+    return True, node
+
+
+def _nested(parameters: Mapping[str, Any], name: str) -> list[str]:
+    """The dotted paths ``a.name`` of the dict parameters ``a`` with a key ``name`` (one
+    level down: a deeper key of the same name is some other setting's)."""
+    return [f"{key}.{name}" for key, value in parameters.items()
+            if isinstance(value, Mapping) and name in value]
+
+
 def overrides(c: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The case's parameters that are parameters of the claim, of the declared kind, and
-    differ from the run's values: the ``--set`` options that rerun that case."""
+    """The ``--set`` options that narrow the run to a case: each of the case's parameters
+    that names a parameter of the run, of the declared kind and with another value. A name
+    is a parameter (``n``), a dotted path into a dict parameter (``training.K``, as a stress
+    dimension names it), a dict (``training: {K: 64}``: each of its entries) or a key of
+    exactly one dict parameter (``K`` for ``training.K``); the options use the dotted path."""
     declared = c.get("parameters") or {}
     out = {}
     for name, value in parameters.items():
-        if name not in declared:
-            continue
-        v = _override(value, declared[name])
-        if v is not None and _plain(v) != _plain(declared[name]):
-            out[name] = v
+        for path, leaf in _leaves(value, str(name)):
+            found, run_value = _at(declared, path)
+            if not found:
+                where = [] if "." in path else _nested(declared, path)
+                if len(where) != 1:
+                    continue  # no parameter of the run, or several: no option names it
+                path, (_, run_value) = where[0], _at(declared, where[0])
+            v = _override(leaf, run_value)
+            if v is not None and _plain(v) != _plain(run_value):
+                out[path] = v
+    return out
+
+
+def run_overrides(c: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``--set`` options the run itself had: each leaf of its recorded parameters that
+    differs from the claim's declared ones at its fidelity (a ``check --set``); {} for a
+    claim the registry does not know."""
+    from verify.evidence import to_json_value
+    from verify.registry import UnknownClaim, get, load_builtin_claims
+
+    try:
+        claim = get(str(c["id"]))
+    except UnknownClaim:
+        load_builtin_claims()
+        try:
+            claim = get(str(c["id"]))
+        except UnknownClaim:
+            return {}
+    defaults = to_json_value(claim.parameters.get(str(c.get("fidelity")), {}))
+    out = {}
+    for name, value in (c.get("parameters") or {}).items():
+        for path, leaf in _leaves(value, str(name)):
+            found, default = _at(defaults, path)
+            if not found or _plain(default) != _plain(leaf):
+                out[path] = leaf
     return out
 
 
 def finding_command(c: Mapping[str, Any], parameters: Mapping[str, Any] | None = None) -> str:
-    """The report's reproduce line for ``c`` with a ``--set`` for each parameter of the case
-    that is a claim parameter (:func:`overrides`)."""
+    """The report's reproduce line for ``c``: the run's own ``--set`` options
+    (:func:`run_overrides`) and those narrowing it to the case (:func:`overrides`)."""
     from verify.stress import _literal  # the literal form stress's reproduce lines use
 
-    sets = overrides(c, parameters or {})
+    sets = {**run_overrides(c), **overrides(c, parameters or {})}
     return " ".join([reproduce_command(c), *("--set " + shlex.quote(f"{k}={_literal(v)}")
                                             for k, v in sets.items())])
 
@@ -148,7 +208,8 @@ def _entry(c: Mapping[str, Any]) -> dict[str, Any]:
         + ", ".join(a["name"] for a in c.get("assumptions", [])
                     if not a.get("holds") and not a.get("probe")) + ")")
     return {"case": case, "case_text": case_text(params), "command": finding_command(c, params),
-            "diagnosis": diagnosis(c), "where": where}
+            "diagnosis": diagnosis(c), "where": where,
+            "holds_under": [r for r in readings(c) if reading_verdict(r) == "pass"]}
 
 
 def _case_label(c: Mapping[str, Any]) -> str:
@@ -170,7 +231,9 @@ def _html_item(c: Mapping[str, Any]) -> str:
             + (f" &middot; {_e(f['where'])}" if f["where"] else "") + "</p>"
             f"<p><b>Diagnosis:</b> {_e(f['diagnosis'])}</p>"
             f"<p><b>Reading:</b> {prose(str(c.get('reading', '')))}</p>"
-            f"<p><b>{_case_label(c)}:</b> {case_html}</p>"
+            + "".join(f"<p><b>Holds under reading {_e(r.get('name', ''))}:</b> "
+                      f"{prose(str(r.get('description', '')))}</p>" for r in f["holds_under"])
+            + f"<p><b>{_case_label(c)}:</b> {case_html}</p>"
             f"<p><b>Reproduce:</b> <code>{_e(f['command'])}</code></p></li>")
 
 
@@ -223,6 +286,8 @@ def _md_item(c: Mapping[str, Any]) -> list[str]:
             f"{c.get('source', '')}{where}", "",
             f"- **Diagnosis:** {f['diagnosis']}",
             f"- **Reading:** {c.get('reading', '')}",
+            *(f"- **Holds under reading {r.get('name', '')}:** "
+              f"{prose_markdown(str(r.get('description', '')))}" for r in f["holds_under"]),
             f"- **{_case_label(c)}:** {case_md}",
             f"- **Reproduce:** `{f['command']}`", ""]
 

@@ -51,6 +51,7 @@ tr.why td:first-child{border-right:none}
 td details summary{font-size:.75rem;color:#555;cursor:pointer}
 figure{margin:.8rem 0}svg{max-width:100%;height:auto}
 .figure-problem{color:#b3261e}
+pre.data{max-height:24rem;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere}
 math{font-family:"STIX Two Math","Latin Modern Math","Cambria Math","DejaVu Math TeX Gyre",math}
 math[display=block]{overflow-x:auto;overflow-y:hidden;max-width:100%;padding:.4rem 0}
 """
@@ -96,6 +97,14 @@ def matrix_shape(latex: str) -> tuple[int, int]:
 
 def is_large(latex: str) -> bool:
     return max(matrix_shape(latex)) > MATRIX_MAX
+
+
+#: A formula with a longer LaTeX source is shown as that source in a scrolling box: typeset,
+#: it would be several screens wide, and its MathML some 7 times the size of its LaTeX (the
+#: few such derivation steps and evidence values were a third of a report's size).
+STEP_LATEX_MAX = 4000
+#: The same for the values of a row of the evidence table (a cell is a seventh of its width).
+CELL_LATEX_MAX = 1000
 
 
 def _number_text(x: Any) -> str:
@@ -193,12 +202,31 @@ def exact_parts(value: Any) -> tuple[str, str] | None:
     return latex, ""
 
 
-def value_cell(value: Any) -> str:
-    """HTML for a stated/derived/measured value: exact values typeset, others summarised."""
+def _latex_box(what: str, latex: str) -> str:
+    return (f"<div class=big><div class=meta>{_e(what)}</div>"
+            f"<pre class=latex>{_e(latex)}</pre></div>")
+
+
+def _long(value: Any) -> bool:
+    """An exact value shown in full (no large matrix) whose LaTeX is over
+    :data:`CELL_LATEX_MAX`."""
+    exact = exact_parts(value)
+    return exact is not None and not exact[1] and len(exact[0]) > CELL_LATEX_MAX
+
+
+def value_cell(value: Any, same_as: Any = None, *, as_source: bool = False) -> str:
+    """HTML for a stated/derived/measured value: exact values typeset (as their LaTeX with
+    ``as_source``, for a row with a long one, so the row's values read alike), others
+    summarised; an exact value equal to ``same_as`` (the stated value, for the derived one)
+    is named, not repeated."""
     exact = exact_parts(value)
     if exact is None:
         return _e(short(value))
+    if isinstance(same_as, Mapping) and same_as.get("latex") == value["latex"]:
+        return "<span class=meta>= stated</span>"
     latex, label = exact
+    if as_source and not label:
+        return _latex_box(f"{len(latex)} characters of LaTeX", latex)
     source = (f"<details><summary>LaTeX</summary><pre class=latex>{_e(value['latex'])}</pre>"
               "</details>" if label else "")
     return f"<div class=cellmath>{_e(label)}{from_latex(latex)}</div>{source}"
@@ -238,14 +266,18 @@ def evidence_table(evidence: Sequence[Mapping[str, Any]]) -> str:
         ok = e.get("ok")
         mark = {True: "yes", False: "NO", None: "-"}[ok]
         d_text, t_text = compared(e)
+        source = any(_long(e.get(k)) for k in ("stated", "derived", "measured"))
+        stated, derived, measured = (value_cell(e.get(k), e.get("stated") if k == "derived"
+                                                else None, as_source=source)
+                                     for k in ("stated", "derived", "measured"))
         why = e.get("tolerance_why", "")
         note = e.get("note")
         second = (f"<b>tolerance:</b> {_e(why)}" if why else "") + (
             f"{' &middot; ' if why else ''}<b>note:</b> {_e(note)}" if note else "")
         rows.append(
             f"<tbody class=item><tr><td>{_e(e['route'])}</td><td class=q>{_e(e['quantity'])}"
-            f"</td><td>{value_cell(e.get('stated'))}</td><td>{value_cell(e.get('derived'))}"
-            f"</td><td>{value_cell(e.get('measured'))}</td><td class=num>{_e(d_text)}</td>"
+            f"</td><td>{stated}</td><td>{derived}</td><td>{measured}</td>"
+            f"<td class=num>{_e(d_text)}</td>"
             f"<td class=num>{_e(t_text)}</td><td class='ok-{str(ok).lower()}'>{mark}</td></tr>"
             + (f"<tr class=why><td></td><td colspan=7>{second}</td></tr>" if second else "")
             + "</tbody>")
@@ -260,8 +292,10 @@ def _step_math(step: Mapping[str, Any]) -> str:
     latex = step.get("latex") or ""
     if latex and is_large(latex):
         rows, cols = matrix_shape(latex)
-        return (f"<div class=big><div class=meta>a {rows}x{cols} matrix, shown as its LaTeX"
-                f"</div><pre class=latex>{_e(latex)}</pre></div>")
+        return _latex_box(f"a {rows}x{cols} matrix, shown as its LaTeX", latex)
+    if len(latex) > STEP_LATEX_MAX:
+        return _latex_box(f"a long expression ({len(latex)} characters), shown as its LaTeX",
+                          latex)
     if step.get("mathml"):
         return core_or_source(step["mathml"], latex, display=True)
     if latex:
@@ -269,8 +303,17 @@ def _step_math(step: Mapping[str, Any]) -> str:
     return ""
 
 
-def derivation(d: Mapping[str, Any]) -> str:
-    """A derivation folded: a ``<details>`` whose summary is its title and step count."""
+def derivation(d: Mapping[str, Any], shown_in: str | None = None) -> str:
+    """A derivation folded: a ``<details>`` whose summary is its title and step count; one
+    already shown in the section of claim ``shown_in`` ("" for this claim's) is that title,
+    count and a link to it."""
+    n = len(d["steps"])
+    count = f"{n} step{'s' if n != 1 else ''}"
+    if shown_in is not None:
+        where = (f"<a href='#{_e(shown_in)}'>{_e(shown_in)}</a>" if shown_in
+                 else "this claim's derivations above")
+        return (f"<p class=derivation><b>{_e(d['title'])}</b> <span class=meta>({count}): the "
+                f"same derivation as in {where}</span></p>")
     steps = []
     for i, s in enumerate(d["steps"], 1):
         try:
@@ -278,14 +321,30 @@ def derivation(d: Mapping[str, Any]) -> str:
         except Exception as exc:  # noqa: BLE001 - named and re-raised
             raise RenderError(f"derivation {d.get('title')!r}, step {i} "
                               f"({str(s.get('text', ''))[:60]!r}): {exc!r}") from exc
-    n = len(d["steps"])
     return (f"<details class=derivation><summary><b>{_e(d['title'])}</b> "
-            f"<span class=meta>({n} step{'s' if n != 1 else ''})</span></summary>"
+            f"<span class=meta>({count})</span></summary>"
             f"<ol class=steps>{''.join(steps)}</ol></details>")
 
 
-def derivations(records: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(derivation(d) for d in records)
+def derivations(records: Sequence[Mapping[str, Any]], claim_id: str = "",
+                shown: dict[str, str] | None = None) -> str:
+    """The derivations of claim ``claim_id``, each shown once: one repeated in this claim,
+    or already shown in another claim's section (``shown``: ``{derivation's JSON: claim
+    id}``, updated), is linked to instead (several claims share a derivation)."""
+    shown = {} if shown is None else shown
+    here: set[str] = set()
+    out = []
+    for d in records:
+        key = json.dumps(d, sort_keys=True, default=str)
+        if key in here:
+            out.append(derivation(d, ""))
+        elif key in shown:
+            out.append(derivation(d, shown[key]))
+        else:
+            shown[key] = claim_id
+            out.append(derivation(d))
+        here.add(key)
+    return "".join(out)
 
 
 def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
@@ -309,9 +368,35 @@ def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
                 out.append(f"<p class=figure-problem>{_e(name)}: {_e(problem)}</p>")
             rest[name] = value
     if rest:
-        out.append("<details><summary>figures (data)</summary><pre>"
-                   f"{_e(json.dumps(rest, indent=1)[:20000])}</pre></details>")
+        text = data_text(rest)
+        cut = (f"\n... (the first {DATA_MAX} of {len(text)} characters; all of them are in "
+               "results.json)" if len(text) > DATA_MAX else "")
+        out.append("<details><summary>figures (data)</summary><pre class=data>"
+                   f"{_e(text[:DATA_MAX] + cut)}</pre></details>")
     return "".join(out)
+
+
+#: Characters of a claim's unplotted figure data the report shows.
+DATA_MAX = 20000
+def data_text(value: Any, level: int = 0) -> str:
+    """``value`` as indented JSON with each list of plain values on one line.
+
+    >>> print(data_text({"a": [1, 2], "b": {"c": "x"}}))
+    {
+     "a": [1, 2],
+     "b": {
+      "c": "x"
+     }
+    }
+    """
+    pad, end = " " * (level + 1), "\n" + " " * level
+    if isinstance(value, Mapping) and value:
+        return "{\n" + ",\n".join(f"{pad}{json.dumps(str(k))}: {data_text(v, level + 1)}"
+                                   for k, v in value.items()) + end + "}"
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (Mapping, list, tuple))
+                                                for v in value):
+        return "[\n" + ",\n".join(pad + data_text(v, level + 1) for v in value) + end + "]"
+    return json.dumps(value, default=str)
 
 
 def reproduce_command(c: Mapping[str, Any]) -> str:
@@ -322,18 +407,19 @@ def reproduce_command(c: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def claim_section(c: Mapping[str, Any]) -> str:
+def claim_section(c: Mapping[str, Any], shown: dict[str, str] | None = None) -> str:
     """One claim's section: statement, reading, assumptions, evidence, plots, derivations
-    (folded), negative control and the command that reproduces it. A failure to render
-    raises :class:`RenderError` naming the claim (and the derivation step)."""
+    (folded; those in ``shown`` linked to, see :func:`derivations`), negative control and
+    the command that reproduces it. A failure to render raises :class:`RenderError` naming
+    the claim (and the derivation step)."""
     try:
-        return _claim_section(c)
+        return _claim_section(c, shown)
     except Exception as exc:  # noqa: BLE001 - named and re-raised
         raise RenderError(f"rendering claim {c.get('id', '?')}: "
                           f"{exc if isinstance(exc, RenderError) else repr(exc)}") from exc
 
 
-def _claim_section(c: Mapping[str, Any]) -> str:
+def _claim_section(c: Mapping[str, Any], shown: dict[str, str] | None) -> str:
     assumptions = "".join(
         f"<tr><td>{_e(a['name'])}</td><td>{prose(a.get('description', ''))}</td>"
         f"<td class='ok-{str(a['holds']).lower()}'>{'holds' if a['holds'] else 'FAILS'}"
@@ -355,7 +441,8 @@ def _claim_section(c: Mapping[str, Any]) -> str:
         f"{_e(c['dtype'])}, {_e(c['device'])}, seed {c['seed']} &middot; {where} the "
         f"assumptions</p>"
         f"<p><b>Verdict:</b> {_verdict(c['verdict'])} {_e(diagnosis(c))}</p>"
-        f"<h3>Statement (as the paper states it)</h3>"
+        + readings_table(c)
+        + f"<h3>Statement (as the paper states it)</h3>"
         f"<div class=statement>{from_latex(c['statement'], display=True)}</div>"
         f"<h3>Reading (the toolkit's precise version)</h3><p>{prose(c['reading'])}</p>"
         + (f"<h3>Assumptions</h3><table><tr><th>assumption</th><th>meaning</th>"
@@ -364,11 +451,42 @@ def _claim_section(c: Mapping[str, Any]) -> str:
         + f"<h3>Evidence</h3>{evidence_table(c.get('evidence', []))}"
         + figures(c["id"], c.get("evidence", []), c.get("figures", {}))
         + (f"<h3>Derivation{'s' if len(c['derivations']) > 1 else ''}</h3>"
-           f"{derivations(c['derivations'])}" if c.get("derivations") else "")
+           f"{derivations(c['derivations'], c['id'], shown)}" if c.get("derivations") else "")
         + control_html
         + (f"<details><summary>error</summary><pre>{_e(c['error'])}</pre></details>"
            if c.get("error") else "")
         + f"<p><b>Reproduce:</b> <code>{_e(reproduce_command(c))}</code></p></section>")
+
+
+def readings(c: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The alternative readings a claim record carries (``record["readings"]``: name,
+    description, verdict, reason, diagnosis), each checked besides the as-printed reading
+    (the claim's ``reading``, whose verdict is the claim's); [] when it has none, or when
+    they were not checked (a reading without a verdict)."""
+    return [r for r in c.get("readings") or () if isinstance(r, Mapping) and "verdict" in r]
+
+
+def reading_verdict(r: Mapping[str, Any]) -> str:
+    return str(r.get("verdict") or "error")
+
+
+def reading_diagnosis(r: Mapping[str, Any]) -> str:
+    return str(r.get("diagnosis") or r.get("reason") or "")
+
+
+def readings_table(c: Mapping[str, Any]) -> str:
+    """The claim's verdict under each reading: as printed (the claim's), then each
+    alternative with its description, verdict and diagnosis; "" without alternatives."""
+    alternatives = readings(c)
+    if not alternatives:
+        return ""
+    rows = "".join(
+        f"<tr><td><b>{_e(r.get('name', ''))}</b>: {prose(str(r.get('description', '')))}"
+        f"</td><td>{_verdict(reading_verdict(r))}</td><td>{_e(reading_diagnosis(r))}</td></tr>"
+        for r in alternatives)
+    return ("<h3>Readings</h3><table class=readings><tr><th>reading</th><th>verdict</th>"
+            "<th>diagnosis</th></tr><tr><td><b>as printed</b>: the reading below</td>"
+            f"<td>{_verdict(c['verdict'])}</td><td>{_e(diagnosis(c))}</td></tr>{rows}</table>")
 
 
 def claim_card(d: Mapping[str, Any]) -> str:
@@ -417,10 +535,11 @@ def render_html(record: Mapping[str, Any], *, title: str = "Claim verification r
         f"<td>{_verdict(c['verdict'])}</td><td>{_e(diagnosis(c))}</td>"
         f"<td class=num>{c['seconds']:.2f} s</td></tr>" for c in claims)
     counts = ", ".join(f"{n} {v}" for v, n in record.get("summary", {}).items() if n)
+    shown: dict[str, str] = {}
     return (
         page_head(title) + f"<h1>{_e(title)}</h1>{run_meta(run)}<p>{len(claims)} claims: "
         f"{_e(counts)} &middot; <a href=findings.html>findings per paper</a>.</p>"
         "<table><tr><th>claim</th><th>paper</th><th>verdict</th><th>diagnosis</th>"
         f"<th>time</th></tr>{summary}</table>"
-        + "".join(claim_section(c) for c in claims)
+        + "".join(claim_section(c, shown) for c in claims)
         + "</body></html>\n")

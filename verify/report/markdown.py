@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
+                                 reading_diagnosis, reading_verdict, readings,
                                  reproduce_command, short)
 from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
@@ -20,6 +21,7 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
            f"{c['paper']}, {c['source']} · {c['kind']} · {c['seconds']:.2f} s · "
            f"{c['fidelity']} fidelity, {c['dtype']}, {c['device']}, seed {c['seed']}", "",
            f"**Verdict:** {c['verdict']}. {diagnosis(c)}", "",
+           *_readings(c),
            "**Statement** (as the paper states it):", "", f"$$ {c['statement']} $$", "",
            f"**Reading** (the toolkit's precise version): {prose_markdown(c['reading'])}", ""]
     if c.get("assumptions"):
@@ -65,6 +67,20 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
         out += [f"**Negative control** ({control['description']}): {state}.", ""]
     out += [f"Reproduce: `{reproduce_command(c)}`", ""]
     return out
+
+
+def _readings(c: Mapping[str, Any]) -> list[str]:
+    """The readings table (:func:`verify.report.html.readings_table`); none without
+    alternative readings."""
+    alternatives = readings(c)
+    if not alternatives:
+        return []
+    return ["**Readings:**", "", "| reading | verdict | diagnosis |", "|---|---|---|",
+            f"| **as printed**: the reading below | {c['verdict']} | {_cell(diagnosis(c))} |",
+            *(f"| **{_cell(r.get('name', ''))}**: "
+              f"{_cell(prose_markdown(str(r.get('description', ''))))} | "
+              f"{reading_verdict(r)} | {_cell(reading_diagnosis(r))} |" for r in alternatives),
+            ""]
 
 
 def _html_text(text: str) -> str:

@@ -112,9 +112,21 @@ def core_or_source(mathml: str, latex: str, *, display: bool) -> str:
         return f"<code>{html.escape(latex)}</code>"
 
 
+#: A numeric character reference (``&#x00028;``, as the converters write every operator).
+_REFERENCE = re.compile(r"&#x([0-9A-Fa-f]+);")
+
+
+def _character(m: re.Match) -> str:
+    """The character itself (the page is UTF-8: one to four bytes instead of nine), except
+    markup characters and invisible controls, which stay references."""
+    ch = chr(int(m.group(1), 16))
+    return m.group(0) if ch in "<>&\"'" or not ch.isprintable() and ch != "\u00a0" else ch
+
+
 def wrap(body: str, latex: str, *, display: bool) -> str:
     """``<math>`` around a presentation ``body`` with its LaTeX kept as an annotation."""
     mode = "block" if display else "inline"
+    body = _REFERENCE.sub(_character, body)
     return (f'<math display="{mode}"><semantics><mrow>{body}</mrow>'
             f'<annotation encoding="application/x-tex">{html.escape(latex, quote=False)}'
             f"</annotation></semantics></math>")
@@ -240,43 +252,77 @@ def prose_markdown(text: str) -> str:
     return "".join(out)
 
 
+#: Quotation marks: one that opens a word opens a quoted phrase (a prime never starts a
+#: word), and while one is open, one that ends a word (before punctuation) closes it; both are
+#: prose, so ``'get b_{j\ell}<0'`` typesets the formula between them, not the quotes. A ``'``
+#: that ends a word with no phrase open is a prime (``\sigma'``) and stays in the formula.
+_QUOTES = "'\""
+_CLOSING = re.compile(r"['\"][,.;:)!?]*$")
+
+
+def _quotes(word: str, open_quote: bool) -> tuple[str, str, str, bool]:
+    """``word`` as (opening quote, inner, closing quote with the punctuation after it, a
+    quoted phrase still open after it)."""
+    lead = ""
+    if len(word) > 1 and word[0] in _QUOTES and word.strip(_QUOTES):
+        lead, word, open_quote = word[0], word[1:], True
+    trail = ""
+    if open_quote:
+        close = _CLOSING.search(word)
+        if close and close.start() > 0:
+            trail, word, open_quote = word[close.start():], word[: close.start()], False
+    return lead, word, trail, open_quote
+
+
 def prose_pieces(text: str) -> list[tuple[bool, str, bool]]:
     """``text`` cut into ``(is math, piece, space before)``: the clear formula runs and the
-    prose between them (see :func:`prose`)."""
+    prose between them (see :func:`prose`); quotation marks around a phrase stay prose."""
     pieces: list[tuple[bool, str, bool]] = []  # (is math, text, space before)
     depth, needs_arg = 0, False  # the formula being read goes on: open brackets, or a
-    for word in text.split(" "):  # command (\\mathbf) whose argument is the next word
+    #                              command (\\mathbf) whose argument is the next word
+    quoted = False  # a quoted phrase is open
+    for whole in text.split(" "):
+        lead_q, word, trail_q, quoted = _quotes(whole, quoted)
+        if lead_q:
+            pieces.append((False, lead_q, True))
+            depth, needs_arg = 0, False  # a quoted phrase starts: any formula ended
+        space = not lead_q
         if depth > 0 and not needs_arg and _ENGLISH.match(word):
             depth = 0  # an English word: the formula ended before it
         if depth > 0 or needs_arg:
             end = _formula_end(word, depth)
-            pieces.append((True, word[:end], True))
+            pieces.append((True, word[:end], space))
             if end < len(word):
                 pieces.append((False, word[end:], False))
             depth = max(depth + _depth(word[:end]), 0)
             needs_arg = bool(_COMMAND_AT_END.search(word[:end]))
-            continue
-        lead = _LEADING.match(word)
-        lead_s = lead.group(0) if lead else ""
-        core = word[len(lead_s):]
-        trail = _TRAILING.search(core)
-        trail_s = trail.group(0) if trail and _depth(core[: trail.start()]) <= 0 else ""
-        core = core[: len(core) - len(trail_s)]
-        if core and _MATHY.search(core):
-            if lead_s:
-                pieces.append((False, lead_s, True))
-            pieces.append((True, core, not lead_s))
-            if trail_s:
-                pieces.append((False, trail_s, False))
-            depth = max(_depth(core), 0)
-            needs_arg = bool(_COMMAND_AT_END.search(core))
         else:
-            pieces.append((False, word, True))
+            lead = _LEADING.match(word)
+            lead_s = lead.group(0) if lead else ""
+            core = word[len(lead_s):]
+            trail = _TRAILING.search(core)
+            trail_s = trail.group(0) if trail and _depth(core[: trail.start()]) <= 0 else ""
+            core = core[: len(core) - len(trail_s)]
+            if core and _MATHY.search(core):
+                if lead_s:
+                    pieces.append((False, lead_s, space))
+                pieces.append((True, core, space and not lead_s))
+                if trail_s:
+                    pieces.append((False, trail_s, False))
+                depth = max(_depth(core), 0)
+                needs_arg = bool(_COMMAND_AT_END.search(core))
+            elif word or not (lead_q or trail_q):
+                pieces.append((False, word, space))
+        if trail_q:
+            pieces.append((False, trail_q, False))
+            depth, needs_arg = 0, False  # the quoted phrase, and any formula in it, ended
     pieces = _join_operands(pieces)
     merged: list[tuple[bool, str, bool]] = []
     for is_math, piece, space in pieces:
         if is_math and merged and merged[-1][0] and space:
             merged[-1] = (True, merged[-1][1] + " " + piece, merged[-1][2])
+        elif not is_math and merged and not merged[-1][0] and not space:
+            merged[-1] = (False, merged[-1][1] + piece, merged[-1][2])
         else:
             merged.append((is_math, piece, space))
     return merged

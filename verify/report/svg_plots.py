@@ -1,5 +1,8 @@
 """Plots for reports as inline SVG, byte-for-byte reproducible: a fixed hash salt, no date or
-creator stamp, and text drawn as paths (no font needed by the reader).
+creator stamp. Text is SVG text in DejaVu Sans (the browser's sans-serif where it lacks that
+font): drawn as paths, every character of a label cost a glyph reference, and the charts were
+most of a report's size. Long curves are thinned to what the plot's width can show
+(:func:`decimate`), their extremes kept.
 
 Two kinds: the evidence chart of a claim whose chart says something (each item's discrepancy
 in units of its tolerance, on a log axis; none when there is only one decided item, every
@@ -27,11 +30,26 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-RC = {"svg.hashsalt": "theory-verify", "svg.fonttype": "path", "font.size": 9,
+RC = {"svg.hashsalt": "theory-verify", "svg.fonttype": "none", "font.family": "sans-serif",
+      "font.sans-serif": ["DejaVu Sans"], "font.size": 9,
       "axes.spines.top": False, "axes.spines.right": False, "figure.dpi": 100}
 PASS_COLOUR, FAIL_COLOUR, OTHER_COLOUR = "#2b7a3d", "#b3261e", "#7a6a2b"
 #: Ratios are drawn between these decades; beyond, bars are clipped and marked.
 RATIO_FLOOR, RATIO_CEIL = 1e-8, 1e8
+
+
+#: The labels' font, set once per plot by a rule instead of on every label.
+_FONT = "'DejaVu Sans', sans-serif"
+_LABEL_FONT = re.compile(r"(?<=[\"; ])font-family: 'DejaVu Sans'(?:, sans-serif)?(?:; |(?=\"))"
+                         r"|; font-family: 'DejaVu Sans'(?:, sans-serif)?(?=\")")
+#: Attributes holding coordinates, and the numbers in them with more than two decimals.
+_COORDINATES = re.compile(r'(?<=\s)(?:d|x|y)="[^"]*"|translate\([^)]*\)')
+_NUMBER = re.compile(r"-?\d+\.\d{3,}")
+
+
+def _two_places(m: re.Match) -> str:
+    text = f"{float(m.group(0)):.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def _svg(fig) -> str:
@@ -39,7 +57,48 @@ def _svg(fig) -> str:
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    text = re.sub(r"<metadata>.*?</metadata>|<!--.*?-->", "", text, flags=re.S)
+    # what carries nothing: matplotlib's indentation and line breaks, the ids of its groups
+    # (no reference uses them; repeated in every plot of a page), rotations by 0, the font
+    # named on every label, coordinates to a millionth of a point (a hundredth of a point is
+    # a seventy-fifth of a pixel)
+    text = re.sub(r">\s+<", "><", re.sub(r" ?\n\s*", " ", text)).strip()
+    text = re.sub(r'<g id="[^"]*"', "<g", text)
+    text = re.sub(r' transform="rotate\(-?0 [^"]*\)"', "", text)
+    text = _LABEL_FONT.sub("", text).replace(' style=""', "").replace(
+        '<style type="text/css">', f'<style type="text/css">text{{font-family:{_FONT}}}', 1)
+    return _COORDINATES.sub(lambda m: _NUMBER.sub(_two_places, m.group(0)), text)
+
+
+#: Points per curve a plot draws at most: about two per pixel of a 700-px wide plot.
+MAX_POINTS = 1400
+
+
+def decimate(xs: Sequence[float], ys: Sequence[float],
+             limit: int = MAX_POINTS) -> tuple[list[float], list[float]]:
+    """At most ``limit`` points of a curve: its points cut into ``limit // 5`` runs of
+    consecutive points, and of each run its first and last, its smallest and largest finite
+    y and its first non-finite one (NaN leaves a gap), in their order: every extreme (a
+    spike, a dip) stays where it was. Curves within the limit are kept whole.
+
+    >>> xs, ys = decimate(list(range(10_000)), [0.0] * 5000 + [9.0] + [0.0] * 4999, 100)
+    >>> len(xs) <= 100, max(ys), xs[ys.index(9.0)]
+    (True, 9.0, 5000)
+    """
+    n = len(xs)
+    if n <= limit:
+        return list(xs), list(ys)
+    runs = max(limit // 5, 1)
+    keep: set[int] = set()
+    for r in range(runs):
+        lo, hi = r * n // runs, (r + 1) * n // runs
+        finite = [i for i in range(lo, hi) if math.isfinite(ys[i])]
+        gaps = [i for i in range(lo, hi) if not math.isfinite(ys[i])]
+        keep.update((lo, hi - 1), gaps[:1])
+        if finite:
+            keep.update((min(finite, key=lambda i: ys[i]), max(finite, key=lambda i: ys[i])))
+    order = sorted(keep)
+    return [xs[i] for i in order], [ys[i] for i in order]
 
 
 def _figure(width: float, height: float):
@@ -185,8 +244,10 @@ def _legacy_chart(name: str, value: Any) -> str | None:
             log = "xy"
     with matplotlib.rc_context(RC):
         fig, ax = _figure(5.0, 3.0)
+        many = len(xs) > 40
         for label, ys in series.items():
-            ax.plot(xs, ys, marker="o", ms=3, lw=1.2, label=label)
+            ax.plot(*decimate(xs, ys), marker=None if many else "o", ms=3, lw=1.2,
+                    label=label)
         if "x" in log:
             ax.set_xscale("log")
         if "y" in log:
@@ -236,7 +297,7 @@ def _plot(plot) -> str:
         for label, (xs, ys) in plot.series.items():
             style = plot.styles.get(label, "")
             colour = style[:2] if style.startswith("C") else next(free)
-            ax.plot(xs, ys, marker=None if many else "o", ms=3, lw=1.2, label=label,
+            ax.plot(*decimate(xs, ys), marker=None if many else "o", ms=3, lw=1.2, label=label,
                     color=colour, ls=style[2:] if style.startswith("C") else (style or "-"))
         first = next(iter(plot.series.values()))
         lines = []
