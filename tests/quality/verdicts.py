@@ -37,6 +37,8 @@ EXPECTED: dict[str, Expected] = {
     "li2.cor2": Expected("fail"),
     "li2.eq2": Expected("pass"),
     "li2.eq6": Expected("pass"),
+    "li2.fig10-ridge-top": Expected("pass"),
+    "li2.fig14-zero-init": Expected("inconclusive"),
     "li2.fig3": Expected("pass"),
     "li2.fig5": Expected("pass"),
     "li2.fig8": Expected("inconclusive", control_rejected=False),
