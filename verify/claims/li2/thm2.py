@@ -53,15 +53,9 @@ from verify import (
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import ONE_SMALL_GROUP, build_group
 from verify.claims.li2._landscape import ASCENT, landscape, maxima, tangent_inertia
+from verify.claims.li2._printed_forms import stated_max_energy
 
 # --- the paper's formulas ---------------------------------------------------------------------
-
-def stated_max_energy(M: int, d: int, kind: str):
-    r"""Thm. 2: :math:`M/(8d_k)` for a real irrep of dimension :math:`d_k`,
-    :math:`M/(16d_k)` for a pair of complex irreps of dimension :math:`d_k` (type H: see
-    the reading)."""
-    return sp.Rational(M, 8 * d) if kind == "R" else sp.Rational(M, 16 * d)
-
 
 def squared_dimension_energy(M: int, d: int, kind: str):
     r"""Planted error: :math:`d_k^2` in place of :math:`d_k`."""

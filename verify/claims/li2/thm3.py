@@ -57,14 +57,9 @@ from verify import (
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import ONE_SMALL_GROUP, build_group
 from verify.claims.li2._irrep_nodes import _cyclic_powers, float_nodes
+from verify.claims.li2._printed_forms import stated_node_count, stated_residual
 
 # --- the paper's formulas ---------------------------------------------------------------------
-
-
-def stated_node_count(irrep_dims) -> int:
-    r"""Thm. 3: :math:`K=2\sum_{k\ne0}m_k^2d_k^2` with :math:`m_k=d_k` (regular
-    representation); ``irrep_dims`` are the :math:`d_k` of the nontrivial irreps."""
-    return 2 * sum(d**2 * d**2 for d in irrep_dims)
 
 
 def halved_node_count(irrep_dims) -> int:
@@ -80,11 +75,6 @@ def stated_abelian_count(M: int) -> int:
 def stated_count_bound(M: int, kappa: int) -> int:
     r"""Thm. 3: :math:`K\le2[(M-\kappa)^2+\kappa-1]`, :math:`\kappa` nontrivial irreps."""
     return 2 * ((M - kappa) ** 2 + kappa - 1)
-
-
-def stated_residual() -> int:
-    r"""Thm. 3: :math:`\hat Y=\tilde Y`, i.e. :math:`\|\hat Y-\tilde Y\|=0`."""
-    return 0
 
 
 def fit(G: FiniteGroup, name: str, reading: str, run: Run, nodes: int | None = None
