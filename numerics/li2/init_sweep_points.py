@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 from scipy import stats
 
 from numerics.li2.deep_group_network import DeepConfig, DeepGroupTrainer
@@ -42,11 +41,9 @@ from numerics.li2.grokking_time import (
     LOWER,
     UNBOUNDED,
     UPPER,
-    grokking_times,
-    train_until,
 )
-from numerics.li2.sweep_points import _dtype, decode, encode
-from numerics.li2.trainer import GroupTrainer, History, Hyper, TrainConfig
+from numerics.li2.sweep_points import _dtype, decode, grokking_record
+from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 
 
@@ -80,18 +77,7 @@ def top_layer_grokking_point(point: Mapping[str, Any]) -> dict[str, Any]:
     whether the final training losses are finite, the final training accuracy and loss, and
     per threshold (in the order of ``thresholds``) the grokking times, their censoring, the
     run's length and the logging interval."""
-    trainer = _trainer(point)
-    history: History = train_until(trainer.train, budget=point["budget"], chunk=point["chunk"],
-                                   thresholds=point["thresholds"])
-    _, loss = history.series("train_loss")
-    times = []
-    for a in point["thresholds"]:
-        g = grokking_times(history, a)
-        times.append({"epochs": encode(g.epochs), "censored": encode(g.censored),
-                      "budget": g.budget, "resolution": g.resolution})
-    return {"finite": bool(torch.isfinite(loss[-1]).all()),
-            "final_train": encode(history.series("train_acc")[1][-1]),
-            "final_loss": encode(loss[-1]), "times": times}
+    return grokking_record(_trainer(point).train, point)
 
 
 #: What :func:`earliest_crossing` > 0 establishes, under the name the claims record it.

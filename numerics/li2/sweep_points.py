@@ -123,7 +123,16 @@ def grokking_point(point: Mapping[str, Any]) -> dict[str, Any]:
                          diagnostics=())
     trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
                            dtype=_dtype(point["dtype"]))
-    history = train_until(trainer.train, budget=point["budget"], chunk=point["chunk"],
+    return grokking_record(trainer.train, point)
+
+
+def grokking_record(train: Any, point: Mapping[str, Any]) -> dict[str, Any]:
+    """Train with ``train`` (a trainer's ``train``) until every run passes the point's
+    ``thresholds`` or its ``budget`` ends (in ``chunk``-epoch pieces); the record the
+    grokking-time claims read: whether the final training losses are finite, the final
+    training accuracy and loss, and per threshold the grokking times, their censoring, the
+    run's length and the logging interval."""
+    history = train_until(train, budget=point["budget"], chunk=point["chunk"],
                           thresholds=point["thresholds"])
     _, loss = history.series("train_loss")
     times = []
