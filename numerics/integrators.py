@@ -98,6 +98,32 @@ def integrate(field: Field, y0: torch.Tensor, *, dt: Step, steps: int, method: s
     return Trajectory(times, torch.stack(values), y)
 
 
+def integrate_settling(field: Field, y0: torch.Tensor, *, dt: float, steps: int,
+                       record_every: int, settled: Callable[[torch.Tensor], torch.Tensor],
+                       method: str = "rk4") -> Trajectory:
+    """:func:`integrate` for an autonomous ``field`` whose rows (dim 0 of ``y0``) evolve
+    independently, stepping only the rows not yet ``settled``: after each record a row for
+    which ``settled(y)`` ``(B,)`` is true keeps its state (repeated in the later records)
+    and leaves the batch. For rows whose remaining motion the caller does not read (e.g.
+    coordinates decaying below a floor it ignores), this gives the same records as
+    :func:`integrate` at the cost of the rows still moving. ``steps`` must be a multiple of
+    ``record_every``; raises :class:`Diverged` like :func:`integrate`."""
+    if steps % record_every:
+        raise ValueError(f"steps: {steps} must be a multiple of record_every {record_every}")
+    y = y0
+    active = torch.arange(y0.shape[0], device=y0.device)
+    values = [y0]
+    for record in range(1, steps // record_every + 1):
+        if active.numel():
+            moved = integrate(field, y[active], dt=dt, steps=record_every, method=method,
+                              record_every=record_every).final
+            y = y.index_copy(0, active, moved)
+            active = active[~settled(moved)]
+        values.append(y)
+    return Trajectory(torch.arange(len(values), dtype=torch.float64) * (record_every * dt),
+                      torch.stack(values), y)
+
+
 @dataclass(frozen=True)
 class Rest:
     """Outcome of :func:`integrate_to_rest`, per batch entry ``(B,)``: the final state, the

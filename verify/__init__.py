@@ -21,7 +21,7 @@ The pieces, by what a claim author reaches for:
 * error trends (asymptotic claims): :func:`fit_trend`, :func:`trend_evidence`,
   :func:`geometric_grid`, :func:`order_along`;
 * step-halving ladders (flows): :func:`ladder`, :func:`ladder_tolerance`,
-  :func:`ladder_compare`, :func:`order_evidence`, :func:`roundoff_floors`,
+  :func:`ladder_compare`, :func:`order_evidence`, :func:`case_orders`, :func:`roundoff_floors`,
   :func:`level_errors`, :func:`flow_limits`, :func:`limit_evidence`;
 * parameter spaces for ``stress`` and hypothesis: :class:`IntRange`, :class:`LogUniform`,
   :class:`Choice`, :data:`SEED`, :func:`draw`, :func:`strategy`;
@@ -90,6 +90,7 @@ from verify.sampling import SEED, Choice, IntRange, LogUniform, draw, strategy
 from verify.step_ladders import (
     RESOLVED,
     Limit,
+    case_orders,
     flow_limits,
     ladder,
     ladder_compare,
@@ -113,9 +114,11 @@ from verify.verdict import Verdict
 __all__ = [
     "EXACT", "FALSE_ALARM", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice",
     "Claim", "ClaimResult", "Derivation", "Evidence", "Heatmap", "IntRange", "Limit",
-    "LogUniform", "NegativeControl", "Plot", "Reading", "Reference", "Route", "Run", "SkipClaim", "Step",
+    "LogUniform", "NegativeControl", "Plot", "Reading", "Reference", "Route", "Run", "SkipClaim",
+    "Step",
     "Tolerance", "TrendFit", "Verdict",
-    "arrays", "at_least", "at_most", "bonferroni_z", "compare", "compare_cases", "conditioned",
+    "arrays", "at_least", "at_most", "bonferroni_z", "case_orders", "compare", "compare_cases",
+    "conditioned",
     "draw", "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail",
     "ladder",
     "ladder_compare", "ladder_tolerance", "level_errors", "limit_evidence", "monte_carlo",

@@ -77,11 +77,7 @@ def order_evidence(quantity: str, errors: torch.Tensor, *, nominal_order: int,
     floor (``floors``, one per level) is dropped; a case left with fewer than two levels
     carries no order information and is left out (counted). No case left: NaN, inconclusive.
     """
-    orders = []
-    for column in errors.T:
-        kept = column[column > ABOVE_FLOOR * floors]
-        if kept.numel() >= 2:
-            orders.append(float(observed_order(kept)))
+    orders = case_orders(errors, floors)
     tolerance = Tolerance(ORDER_SLACK, f"observed order of an order-{nominal_order} method is "
                                        f"{nominal_order} + O(h); {ORDER_SLACK} allows a factor "
                                        f"2^{ORDER_SLACK} of higher-order contamination in the "
@@ -96,6 +92,18 @@ def order_evidence(quantity: str, errors: torch.Tensor, *, nominal_order: int,
     return compare(Route.RATE, quantity, derived=np.full_like(measured, nominal_order),
                    measured=measured, metric="absolute", tolerance=tolerance,
                    parameters=parameters)
+
+
+def case_orders(errors: torch.Tensor, floors: torch.Tensor) -> list[float]:
+    """The observed order of each case (column of ``errors``, rows the ladder's levels) from
+    its levels above ``ABOVE_FLOOR`` x the level's roundoff floor; a case with fewer than two
+    such levels has none and is left out. What :func:`order_evidence` fits, for plots."""
+    orders = []
+    for column in errors.T:
+        kept = column[column > ABOVE_FLOOR * floors]
+        if kept.numel() >= 2:
+            orders.append(float(observed_order(kept)))
+    return orders
 
 
 def roundoff_floors(dtype: torch.dtype, steps: int, levels: int, scale: float

@@ -4,7 +4,12 @@ relation (differentiated away by the rate) are each rejected."""
 import dataclasses
 
 import pytest
+import torch
 
+from numerics.errors import Diverged
+from numerics.ns.steepest_flows import bregman_projection, default_regression
+from numerics.random import make_generator
+from verify.claims.ns import prior_woodworth as ww
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -29,3 +34,24 @@ def test_planted_mutant_fails(name, mutant, caught_by):
     assert result.verdict is Verdict.FAIL
     assert any(e.ok is False and e.quantity.startswith(caught_by) for e in result.evidence)
 
+
+
+def test_kkt_solve_reaches_the_near_l1_scale_by_continuation():
+    """Issue 19: at a = 0.1 (full fidelity) Newton from 0 stalls on the near-l1 potential
+    (non-finite, inconclusive); continuing in a from the larger scales it converges."""
+    problem, _ = default_regression(make_generator(0))
+    A, y = problem.A, problem.y
+
+    def potential_at(a):
+        return lambda beta: ww.stated_q(beta / ww.stated_scale(a))
+
+    first, second = (lambda b: ww._derivatives(potential_at(0.1), b)[i] for i in (0, 1))
+    with pytest.raises(Diverged):
+        bregman_projection(first, second, A, y, torch.zeros(1, A.shape[1], dtype=A.dtype))
+    solved = ww._minimisers(potential_at, A, y, [0.1, 0.5, 1.5])
+    beta, _ = solved[0.1]
+    assert float((beta @ A.T - y).abs().max()) < 1e-12
+    # stationarity on {A beta = y}: grad of the potential lies in the row space of A
+    g = ww._derivatives(potential_at(0.1), beta)[0]
+    residual = g - (g @ torch.linalg.pinv(A)) @ A
+    assert float(residual.abs().max()) < 1e-9 * float(g.abs().max())

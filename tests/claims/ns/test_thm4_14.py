@@ -39,7 +39,9 @@ from theory.ns.weight_decay_regularizer import (
     derive_kolb_penalty,
     tidy,
 )
+from verify.claims.ns import thm4_14
 from verify.claims.ns._weight_decay_limits import sign_settle_time
+from verify.registry import get
 from verify.run import Run
 from verify.verdict import Verdict
 
@@ -237,3 +239,20 @@ def test_sparsity_summary_of_a_spike_and_a_flat_vector():
                                                                         "l1/l2": 1.0}
     flat = sparsity(torch.ones(16), 1e-3)
     assert flat.support == 16 and flat.l1_over_l2 == pytest.approx(np.sqrt(16))
+
+
+def test_stiff_trajectory_ladder_is_a_run_that_did_not_resolve_not_a_nan():
+    """Issue 19: at q = 1.1 the decayed flow reaches a stiff phase (drive slope
+    (q-1)|g|^(q-2) past RK4's stability at the ladder's steps); the run records that it did not
+    resolve x(t) (an honest inconclusive reason), not only a NaN comparison."""
+    claim = get("ns.thm4.14")
+    params = dict(claim.parameters["quick"])
+    outcomes = {}
+    for q in (1.1, 1.5):
+        params["trajectories"] = {**params["trajectories"], "q": [q], "L": [2]}
+        run = Run("ns.thm4.14", "quick", params, claim.stated, 0, torch.device("cpu"),
+                  torch.float64)
+        evidence = list(thm4_14._trajectories(run))
+        ran = [a for a in run.data_assumptions if a.source == "ran"]
+        outcomes[q] = (evidence[0].ok, ran[0].holds)
+    assert outcomes == {1.1: (None, False), 1.5: (True, True)}

@@ -39,6 +39,7 @@ from verify import (
     Plot,
     Reference,
     Run,
+    case_orders,
     ladder,
     ladder_compare,
     ladder_tolerance,
@@ -137,11 +138,10 @@ def _flow(run: Run) -> Iterator[Evidence]:
     errors = level_errors(Bs, lambda B: lam[:, gf].expand_as(B), (0, 2))
     scale = float(max(B.abs().max() for B in Bs))
     floors = roundoff_floors(run.dtype, p["steps"], p["levels"], scale)
-    order = order_evidence("RK4 order of the balance deviation (gradient flow: a polynomial, "
-                           "smooth field)", errors, nominal_order=4, floors=floors,
-                           parameters={"lam": p["lam"], "T": p["T"]})
-    yield order
-    _order_plot(run, p, errors, floors, order)
+    yield order_evidence("RK4 order of the balance deviation (gradient flow: a polynomial, "
+                         "smooth field)", errors, nominal_order=4, floors=floors,
+                         parameters={"lam": p["lam"], "T": p["T"]})
+    _order_plot(run, p, errors, floors)
     run.figure("zero crossings of m or w along the finest gradient-flow runs",
                int(sign_changes(values[-1][:, :, gf]).sum()))
     for q in p["q"]:
@@ -153,8 +153,7 @@ def _flow(run: Run) -> Iterator[Evidence]:
                    f"gradient-flow invariant only)", float((B - lam[:, idx]).abs().max()))
 
 
-def _order_plot(run: Run, p, errors: torch.Tensor, floors: torch.Tensor, order: Evidence
-                ) -> None:
+def _order_plot(run: Run, p, errors: torch.Tensor, floors: torch.Tensor) -> None:
     """The step ladder a reader expects: the balance's deviation against the step size on
     log-log axes, with the fitted order (median over cases) and RK4's nominal order 4."""
     h = [p["T"] / (p["steps"] * 2**k) for k in range(p["levels"])]
@@ -162,7 +161,7 @@ def _order_plot(run: Run, p, errors: torch.Tensor, floors: torch.Tensor, order: 
     def positive(values: torch.Tensor) -> list[float]:
         return [v if v > 0 and math.isfinite(v) else math.nan for v in values.tolist()]
 
-    orders = [] if order.measured is None else [float(o) for o in order.measured]
+    orders = case_orders(errors, floors)
     fitted = None
     if orders:
         median = statistics.median(orders)

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 import sympy as sp
 import torch
 
-from numerics.ns.decayed_limits import product_tangent
+from numerics.errors import Diverged
 from numerics.integrators import integrate
+from numerics.ns.decayed_limits import product_tangent
 from numerics.ns.steepest_flows import (
     MirrorFlow,
     ProductFlow,
@@ -34,6 +35,7 @@ from verify import (
     Evidence,
     LogUniform,
     NegativeControl,
+    Route,
     Run,
     Tolerance,
     flow_limits,
@@ -43,6 +45,7 @@ from verify import (
     limit_evidence,
     register,
     symbolic_identity,
+    undecided,
     unit_roundoff,
 )
 from verify.arrays import asinh, sqrt
@@ -173,11 +176,20 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
     for delta_value, delta, W0, limit in zip(p["delta"], deltas, W0s, limits):
         x0 = W0.prod(0)
         grad, hess = run.stated["gradient"], run.stated["hessian"]
-        target, condition = bregman_projection(
-            lambda x: grad(x, delta) - grad(x0, delta), lambda x: hess(x, delta), A, y, x0)
-        yield limit_evidence(f"limit of gradient flow vs argmin_(Ax=y) D_R(x, x0), delta = "
-                             f"{delta_value}", target, limit, float(condition.max()),
-                             run.dtype, {"delta": delta_value, "inits": p["inits"]})
+        quantity = f"limit of gradient flow vs argmin_(Ax=y) D_R(x, x0), delta = {delta_value}"
+        try:
+            target, condition = bregman_projection(
+                lambda x: grad(x, delta) - grad(x0, delta), lambda x: hess(x, delta), A, y, x0)
+        except Diverged as exc:
+            # No minimiser to compare with decides nothing at this delta; raising would
+            # discard the other routes' evidence too (a stated Hessian that is not the
+            # derivative of the stated gradient leaves Newton without a descent direction).
+            yield undecided(Route.NUMERIC, quantity, f"no minimiser to compare with: {exc}",
+                            tolerance=Tolerance(0.0, "not compared"),
+                            parameters={"delta": delta_value})
+            continue
+        yield limit_evidence(quantity, target, limit, float(condition.max()), run.dtype,
+                             {"delta": delta_value, "inits": p["inits"]})
 
 
 def check(run: Run) -> Iterator[Evidence]:
