@@ -2,9 +2,9 @@
 
     python benchmarks/fidelity_table.py > /tmp/table.md
 
-Cells: measured seconds; ``~`` an extrapolation from the trainer's per-epoch cost (not run);
-``>=`` a run stopped there; ``= quick`` a claim without its own medium level (medium runs
-its quick one); blank: not measured.
+Cells: measured seconds; ``~`` an extrapolation (not run); ``>=`` a run stopped there; ``*``
+measured on a machine loaded by other sessions (an upper bound); ``= quick`` a claim without
+its own medium level (medium runs its quick one); blank: not measured.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def _cell(table: dict, claim_id: str) -> str:
     if entry is None:
         return ""
     mark = "~" if entry.get("model") else ">=" if entry.get("at_least") else ""
-    return f"{mark}{describe_seconds(float(entry['seconds']))}"
+    loaded = "*" if entry.get("loaded") else ""
+    return f"{mark}{describe_seconds(float(entry['seconds']))}{loaded}"
 
 
 def main() -> None:
