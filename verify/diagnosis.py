@@ -31,12 +31,13 @@ _LABEL = re.compile(r"^([^:]{1,48}): (.+)$", re.S)
 _MAX_SYMPY_CHARS = 4000
 
 
-def diagnose(record: Mapping[str, Any]) -> str:
+def diagnose(record: Mapping[str, Any], *, readings: bool = True) -> str:
     """One sentence for the claim ``record`` (a claim entry of the results JSON); a claim
     with checked alternative readings is headed by each reading's outcome ("fails as printed;
-    holds under reading B: ...")."""
+    holds under reading B: ...") unless ``readings=False`` (the printed reading's sentence
+    alone, for a table that lists the readings)."""
     try:
-        headline = _readings_headline(record)
+        headline = _readings_headline(record) if readings else ""
         sentence = _diagnose(record)
         return f"{headline}; as printed: {sentence}" if headline else sentence
     except Exception as exc:  # noqa: BLE001 - a diagnosis must never break a run

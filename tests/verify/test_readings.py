@@ -63,6 +63,9 @@ def test_each_reading_gets_its_own_verdict_and_the_claim_keeps_the_printed_one()
     assert record["diagnosis"].startswith(
         "fails as printed; fails under reading B (i <= n); holds under reading C (a shifted "
         "limit); as printed: ")
+    # the report's readings table gives the printed reading its own sentence
+    printed = diagnose(record, readings=False)
+    assert record["diagnosis"].endswith(printed) and "as printed" not in printed
     by_name = {r["name"]: r for r in record["readings"]}
     assert by_name["B (i <= n)"]["parameters"] == {"upper": "inclusive"}
     # a reading keeps only the items it decides on: C passes everything, B fails its one

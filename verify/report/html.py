@@ -486,7 +486,8 @@ def readings_table(c: Mapping[str, Any]) -> str:
         for r in alternatives)
     return ("<h3>Readings</h3><table class=readings><tr><th>reading</th><th>verdict</th>"
             "<th>diagnosis</th></tr><tr><td><b>as printed</b>: the reading below</td>"
-            f"<td>{_verdict(c['verdict'])}</td><td>{_e(diagnosis(c))}</td></tr>{rows}</table>")
+            f"<td>{_verdict(c['verdict'])}</td><td>{_e(printed_diagnosis(c))}</td></tr>"
+            f"{rows}</table>")
 
 
 def claim_card(d: Mapping[str, Any]) -> str:
@@ -499,6 +500,12 @@ def claim_card(d: Mapping[str, Any]) -> str:
             f"<p><b>Reading:</b> {prose(d['reading'])}</p>"
             + (f"<p><b>Assumptions</b></p><ul>{assumptions}</ul>" if assumptions else "")
             + f"<p><b>Negative control:</b> {_e(d['negative_control'])}</p></div>")
+
+
+def printed_diagnosis(c: Mapping[str, Any]) -> str:
+    """The printed reading's own sentence, without the headline over every reading."""
+    from verify.diagnosis import diagnose
+    return diagnose(c, readings=False)
 
 
 def diagnosis(c: Mapping[str, Any]) -> str:

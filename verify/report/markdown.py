@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
-                                 reading_diagnosis, reading_verdict, readings,
-                                 reproduce_command, short)
+                                 printed_diagnosis, reading_diagnosis, reading_verdict,
+                                 readings, reproduce_command, short)
 from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
 
@@ -76,7 +76,8 @@ def _readings(c: Mapping[str, Any]) -> list[str]:
     if not alternatives:
         return []
     return ["**Readings:**", "", "| reading | verdict | diagnosis |", "|---|---|---|",
-            f"| **as printed**: the reading below | {c['verdict']} | {_cell(diagnosis(c))} |",
+            f"| **as printed**: the reading below | {c['verdict']} | "
+            f"{_cell(printed_diagnosis(c))} |",
             *(f"| **{_cell(r.get('name', ''))}**: "
               f"{_cell(prose_markdown(str(r.get('description', ''))))} | "
               f"{reading_verdict(r)} | {_cell(reading_diagnosis(r))} |" for r in alternatives),
