@@ -43,6 +43,8 @@ from verify import (
     IntRange,
     LogUniform,
     NegativeControl,
+    Plot,
+    Reference,
     Route,
     Run,
     Tolerance,
@@ -316,6 +318,25 @@ def _figures(run, tr, stats, median, kappa, decay, epochs) -> None:
         rows[f"test acc, {tag}"] = tr.test_acc[:, mask].median(1).values.tolist()
     run.figure("along training (medians over seeds), at the logged epochs",
                {"epoch": epochs.tolist(), **rows})
+    x = epochs.tolist()
+    tags = [t for t in ("decay", "none") if f"train acc, {t}" in rows]
+    run.plot(Plot("median angle theta_j between node j's step and the decoupled step, along "
+                  "training (median over seeds)", x_label="epoch", y_label="degrees",
+                  series={f"eta {'> 0' if t == 'decay' else '= 0'}":
+                          (x, rows[f"median theta_j (degrees), {t}"]) for t in tags},
+                  references=(Reference("45 degrees: coupling as large as the kept term",
+                                        y=45.0),)))
+    run.plot(Plot("training (dashed) and test (solid) accuracy along training (median over "
+                  "seeds); Stage II: train >= 0.99, test < 0.5", x_label="epoch",
+                  y_label="accuracy",
+                  series={f"{kind}, eta {'> 0' if t == 'decay' else '= 0'}":
+                          (x, rows[f"{kind} acc, {t}"]) for t in tags
+                          for kind in ("train", "test")},
+                  styles={f"train, eta {'> 0' if t == 'decay' else '= 0'}":
+                          f"C{i}--" for i, t in enumerate(tags)}
+                  | {f"test, eta {'> 0' if t == 'decay' else '= 0'}": f"C{i}-"
+                     for i, t in enumerate(tags)},
+                  references=(Reference("train 0.99", y=0.99), Reference("test 0.5", y=0.5))))
     M = run.params["M"]
     run.figure("independence proxy of random directions: median |cos| of two independent "
                "uniform vectors in the (M-1)-dim label space spanned by the columns of G_F",
