@@ -40,6 +40,7 @@ from verify import (
     Claim,
     Evidence,
     NegativeControl,
+    Plot,
     Route,
     Run,
     Tolerance,
@@ -209,6 +210,17 @@ def _width(run: Run, K: int, level: float) -> Iterator[Evidence]:
                            int((d > 0).sum()), d.size).pvalue),
                        "epochs of the test log": outcomes["adam"].epochs.tolist()}
     run.figure(f"K = {K}", table)
+    if not run.is_control:
+        # Fig. 8 as the paper draws it: the test loss of both optimisers along training
+        epochs = outcomes["adam"].epochs.tolist()
+        positive = all(v > 0 for opt in OPTIMIZERS
+                       for v in table[opt]["median test loss curve"] if not math.isnan(v))
+        run.plot(Plot(f"K = {K}: median test loss over {len(p['seeds'])} seeds, Adam vs Muon "
+                      f"(each at its selected learning rate)", x_label="epoch",
+                      y_label="test loss" + (" (log scale)" if positive else ""),
+                      log_y=positive,
+                      series={f"{opt} (lr {chosen[opt]:g})": (
+                          epochs, table[opt]["median test loss curve"]) for opt in OPTIMIZERS}))
     params = {"M": p["M"], "K": K, "n": train_count(p["M"], p["p"]), "epochs": p["epochs"],
               "seeds": p["seeds"], "lr": chosen}
     yield paired_evidence(f"K = {K}", d, float(run.stated["muon_lower"]()), level, params)
