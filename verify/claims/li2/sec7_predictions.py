@@ -43,6 +43,8 @@ from verify import (
     Evidence,
     LogUniform,
     NegativeControl,
+    Plot,
+    Reference,
     Route,
     Run,
     Tolerance,
@@ -319,6 +321,7 @@ def check(run: Run) -> Iterator[Evidence]:
         # the fit wants the factor decreasing along the grid
         pairs = sorted(zip(values[name], points[name]), reverse=True)
         x = [v for v, _ in pairs]
+        curves = {}
         for a in p["thresholds"]:
             E = torch.stack([T.epochs[(pt, a)] for _, pt in pairs], 1)
             C = torch.stack([T.censored[(pt, a)] for _, pt in pairs], 1)
@@ -329,12 +332,23 @@ def check(run: Run) -> Iterator[Evidence]:
             table[f"{name}, t_{a:g}"] = {"grid": x, "epochs": E.tolist(),
                                          "censored": C.tolist(), "slope": cf.fit.order,
                                          "interval": list(cf.fit.interval)}
+            curves[f"t_{a:g} (fitted slope {cf.fit.order:.2f})"] = (
+                x, E.double().median(0).values.tolist())
             quantity = f"t_{a:g} vs {label}"
             if name in ("eta", "eta_gd"):
                 yield from slope_evidence(quantity, cf, float(run.stated[form]()), params)
             else:
                 yield sign_evidence(f"{quantity}: sign of d log t / d log x", cf,
                                     float(run.stated[form]()), params)
+        if not run.is_control and all(v > 0 for xs, ys in curves.values() for v in xs + ys):
+            # the prediction as a reader checks it: median grokking time against the factor
+            # on log-log axes, where the stated law is a slope
+            slope = [Reference(f"stated slope {float(run.stated[form]()):g}",
+                               slope=float(run.stated[form]()))] if form == "eta_slope" else []
+            run.plot(Plot(f"grokking time vs {label} (median over {len(p['seeds'])} seeds; "
+                          f"censored runs at the budget)", x_label=label,
+                          y_label="epochs to the test-accuracy threshold", log_x=True,
+                          log_y=True, series=curves, references=tuple(slope)))
     run.figure("grokking times per prediction (epochs, seeds x grid; censored = budget)", table)
     run.figure("runs", {"longest run (epochs)": T.budget, "logging interval": T.resolution,
                         "runs per trainer (one configuration, its seeds)": T.batch_sizes})
