@@ -68,6 +68,7 @@ from verify import (
     IntRange,
     LogUniform,
     NegativeControl,
+    Plot,
     Route,
     Run,
     Tolerance,
@@ -436,7 +437,23 @@ def _bottom_up(run: Run) -> Iterator[Evidence]:
                         "purity [epoch][seed][layer]": r.purity[::every].tolist(),
                         "epoch test acc 0.5": r.t_half.tolist(),
                         "final test acc": r.final_test.tolist()}
+        if not run.is_control:
+            # the paper's bottom-up picture: each layer's purity along training, the median
+            # over seeds, with the mean rise epochs in the legend
+            median = r.purity.double().median(1).values                     # (D, L)
+            run.plot(Plot(f"{arch}: irrep purity of each layer along training (median over "
+                          f"{r.purity.shape[1]} seeds)", x_label="epoch", y_label="purity",
+                          series={f"layer {layer + 1} ({_rise_label(r, layer, p['epochs'])})":
+                                  (r.purity_epochs.tolist(), median[:, layer].tolist())
+                                  for layer in range(median.shape[1])}))
     run.figure("layer purity over training", figure)
+
+
+def _rise_label(r, layer: int, budget: int) -> str:
+    """The median rise epoch over seeds, or that it did not rise within the budget (a run
+    that never rises records the budget)."""
+    t = float(r.epochs[:, layer].double().median())
+    return f"not risen by epoch {budget}" if t >= budget else f"rises at epoch {t:g}"
 
 
 def check(run: Run) -> Iterator[Evidence]:
