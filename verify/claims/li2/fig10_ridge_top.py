@@ -54,6 +54,8 @@ from verify import (
     Claim,
     Evidence,
     NegativeControl,
+    Plot,
+    Reference,
     Run,
     register,
 )
@@ -140,6 +142,23 @@ def check(run: Run) -> Iterator[Evidence]:
                  "interval": [lo, hi], "seeds": len(p["seeds"])},
                 no_direction="the paper states no direction for this M (between 23 and 41)")
     run.figure("ridge against trained top layer, per group and threshold", table)
+    if not run.is_control and len(sizes) > 1:
+        # Fig. 12's question at a glance: the ratio against M, with its interval, and 1
+        Ms = list(sizes.values())
+        series = {}
+        for a in p["thresholds"]:
+            rows = [table[f"{g}, t_{a:g}"] for g in sizes]
+            series[f"t_{a:g}"] = (Ms, [r["t_ridge / t_trained (geometric mean)"] for r in rows])
+            series[f"t_{a:g}, lower end of the 95% interval"] = (
+                Ms, [r["95% interval"][0] for r in rows])
+            series[f"t_{a:g}, upper end"] = (Ms, [r["95% interval"][1] for r in rows])
+        styles = {name: f"C{i}" + (":" if "end" in name else "-")
+                  for i, a in enumerate(p["thresholds"])
+                  for name in series if name.startswith(f"t_{a:g}")}
+        run.plot(Plot("t_ridge / t_trained against the group size M (geometric mean over "
+                      "seeds; dotted: 95% interval); above 1 the ridge top layer is slower",
+                      x_label="M", y_label="t_ridge / t_trained", log_y=True, series=series,
+                      styles=styles, references=(Reference("equal times", y=1.0),)))
     run.figure("runs", {"budget (epochs)": p["budget"], "logging interval": p["eval_every"],
                         "the paper's Fig. 13": "M = 23 with V_ridge groks within 500 epochs, "
                                                "more slowly than the baseline"})
