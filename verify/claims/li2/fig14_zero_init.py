@@ -58,6 +58,8 @@ from verify import (
     Evidence,
     LogUniform,
     NegativeControl,
+    Plot,
+    Reference,
     Run,
     register,
 )
@@ -162,6 +164,26 @@ def _network(run: Run, net: str, results: Mapping[tuple[str, float, float], Any]
     if net == "deep":
         table["the paper's speed-up (Fig. 17)"] = "often about 10x (100 against 1000 epochs)"
     run.figure(f"{net}: speed-ups per p and threshold", table)
+    if not run.is_control and len(p_values) >= 2:
+        # the claim at a glance: the speed-up against the training fraction, with its
+        # interval; "more so with scarce data" is a speed-up falling to the right
+        x = list(p_values)
+        series, styles = {}, {}
+        for i, a in enumerate(p["thresholds"]):
+            rows = [table[f"p={frac:g}, t_{a:g}"] for frac in p_values]
+            series[f"t_{a:g}"] = (x, [r["speed-up t_regular / t_zero (geometric mean)"]
+                                      for r in rows])
+            series[f"t_{a:g}, lower end of the 95% interval"] = (
+                x, [r["95% interval"][0] for r in rows])
+            series[f"t_{a:g}, upper end"] = (x, [r["95% interval"][1] for r in rows])
+            styles.update({f"t_{a:g}": f"C{i}-",
+                           f"t_{a:g}, lower end of the 95% interval": f"C{i}:",
+                           f"t_{a:g}, upper end": f"C{i}:"})
+        run.plot(Plot(f"{net}: speed-up t_regular / t_zero of a zero-initialised top layer "
+                      f"against the training fraction p (geometric mean over seeds; dotted: "
+                      f"95% interval)", x_label="training fraction p",
+                      y_label="speed-up", log_x=True, log_y=True, series=series,
+                      styles=styles, references=(Reference("no speed-up", y=1.0),)))
 
 
 def check(run: Run) -> Iterator[Evidence]:
