@@ -67,6 +67,8 @@ from verify import (
     IntRange,
     LogUniform,
     NegativeControl,
+    Plot,
+    Reference,
     Route,
     Run,
     Tolerance,
@@ -394,6 +396,25 @@ def _repulsion_evidence(run: Run, points: list[Checkpoint]) -> Iterator[Evidence
                f"{level:.4f} Wilson intervals", table)
     run.figure("all pairs j<l: fraction with b_jl < 0 given cos > tau (pooled over seeds; pairs "
                "share nodes, so no interval)", all_pairs)
+    if not run.is_control:
+        # the repulsion along training: the fraction of similar pairs with the stated sign
+        # at each checkpoint, its interval, and the coin-flip line it must clear
+        series, styles = {}, {}
+        for i, reading in enumerate(dict.fromkeys(c.reading for c in points)):
+            epochs = [c.epoch for c in points if c.reading == reading]
+            rows = [table[f"epoch {e}, eta {reading}"] for e in epochs]
+            name = f"eta {reading}"
+            series[name] = (epochs, [math.nan if r["fraction with the stated sign"] is None
+                                     else r["fraction with the stated sign"] for r in rows])
+            series[f"{name}, Wilson interval low"] = (epochs,
+                                                      [r["Wilson interval"][0] for r in rows])
+            series[f"{name}, high"] = (epochs, [r["Wilson interval"][1] for r in rows])
+            styles.update({name: f"C{i}-", f"{name}, Wilson interval low": f"C{i}:",
+                           f"{name}, high": f"C{i}:"})
+        run.plot(Plot(f"similar pairs (cos > {p['threshold']:g}) whose b_jl has the stated sign, "
+                      f"along training (pooled over seeds; dotted: {level:.4f} Wilson interval)",
+                      x_label="epoch", y_label="fraction of pairs", series=series,
+                      styles=styles, references=(Reference("coin flip", y=0.5),)))
     tolerance = Tolerance(0.0, "the interval carries the sampling error (Bonferroni over "
                                "checkpoints and readings)")
     params = {"checkpoints": p["checkpoints"], "seeds": p["seeds"], "threshold": p["threshold"]}
