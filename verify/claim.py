@@ -67,8 +67,9 @@ class Reading:
     stated: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     #: True when the parameters change only how results are compared (a scope, a constant,
     #: a relation), never what is simulated or derived: the reading's run then reuses the
-    #: printed run's memoised work instead of recomputing it. Stated forms are never memoised
-    #: (``Run.memo``), so they need no such promise.
+    #: printed run's memoised work (``Run.memo``) instead of recomputing it; a memoised route
+    #: (``Run.memo_route``) holds comparisons, so it is never shared. Stated forms are never
+    #: memoised, so they need no such promise.
     compares_only: bool = False
 
 

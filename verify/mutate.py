@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -194,6 +195,9 @@ def declared_equivalent(claim: Claim, form: str, op: str) -> str | None:
     return table.get(f"{form}:{op}") or table.get(f"{form}:*")
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
 def _fingerprint(e: Any) -> tuple[Any, str, str]:
     """What a mutant can move in an item: its discrepancy and its stated and measured values
     (a sign indicator can enter the measured side, li2.fig8's)."""
@@ -204,10 +208,12 @@ def _turned(baseline: ClaimResult, result: ClaimResult
             ) -> tuple[list[str], list[str], list[str]]:
     """Items that agreed at the baseline and now disagree, those now undecided, and items
     that already disagreed (or were undecided) at the baseline that the mutant moved; items are
-    matched by position and quantity (a check yields the same items in the same order)."""
+    matched by position and quantity (a check yields the same items in the same order), the
+    numbers in a quantity aside: an item may carry the stated value in its name ("order vs
+    stated 2" becomes "order vs stated 2.2" under an exponent mutant)."""
     failed, undecided, moved = [], [], []
     for before, after in zip(baseline.evidence, result.evidence):
-        if before.quantity != after.quantity:
+        if _NUMBER.sub("#", before.quantity) != _NUMBER.sub("#", after.quantity):
             continue
         if before.ok is not True:       # failing or undecided at the baseline already
             if _fingerprint(after) != _fingerprint(before):

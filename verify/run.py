@@ -134,14 +134,16 @@ class Run:
         return bool(holds)
 
     def memo_key(self, name: str, key: Hashable = (), *, uses: Sequence[str] = (),
-                 scope: Literal["run", "process"] = "run") -> tuple:
-        """The key under which :meth:`memo` stores ``name`` (see there)."""
+                 scope: Literal["run", "process"] = "run", compares: bool = False) -> tuple:
+        """The key under which :meth:`memo` stores ``name`` (see there). ``compares``: the
+        stored value holds comparisons (a route's evidence), so it keys on the run's own
+        parameters even for a reading that shares the printed run's simulations."""
         stated = tuple(self.stated[n] for n in uses)
         if scope == "process":
             return (name, "process", str(self.dtype), str(self.device), key, stated)
         if scope != "run":
             raise ValueError(f"memo scope {scope!r}: 'run' or 'process'")
-        keyed = self.params if self.memo_params is None else self.memo_params
+        keyed = self.params if self.memo_params is None or compares else self.memo_params
         return (name, self.claim_id, self.fidelity,
                 json.dumps(to_json_value(dict(keyed)), sort_keys=True), self.seed,
                 str(self.dtype), str(self.device), key, stated)
@@ -213,7 +215,9 @@ class Run:
 
         ``route`` reads ``run.stated`` only through the names in ``uses``; everything else it
         computes is a pure function of the run's key and ``key``."""
-        full = (*self.memo_key(name, key, uses=uses), "route")  # apart from memo's keys
+        # apart from memo's keys; a route's evidence compares, so a compares-only reading
+        # (which changes exactly what is compared) never replays the printed run's
+        full = (*self.memo_key(name, key, uses=uses, compares=True), "route")
         state: dict[str, _RouteRecord] = {}
 
         def compute() -> _RouteRecord:

@@ -104,3 +104,22 @@ def test_a_mutant_of_a_form_already_shown_wrong_is_masked_not_survived():
     report = mutate(wrong, pairs=[("sum", "scale")])
     assert report.baseline == "fail" and report.outcomes[0].status == "masked"
     assert not report.gaps
+
+
+def _named_order_check(run):
+    """An item named after the stated value, beside one that fails whatever is stated."""
+    stated = float(run.stated["sum"](2))
+    yield at_least(Route.NUMERIC, f"order vs stated {stated:g}", measured=[3.0 - stated],
+                   bound=[0.0], tolerance=Tolerance(0.0, "exact"))
+    yield at_least(Route.NUMERIC, "always fails", measured=[0.0], bound=[1.0],
+                   tolerance=Tolerance(0.0, "exact"))
+
+
+def test_an_item_named_after_the_stated_value_is_still_matched():
+    """li2.c3-beta: 'order vs stated 2' becomes 'order vs stated 2.2' under the exponent
+    mutant; with a failing baseline the verdict cannot turn, so only matching the item
+    despite its new name shows the kill."""
+    claim = make_claim(stated=lambda n: n * (n + 1) / 2, check=_named_order_check)
+    report = mutate(claim, pairs=[("sum", "scale")])
+    assert report.baseline == "fail"
+    assert report.outcomes[0].status == "killed", report.outcomes[0]

@@ -121,3 +121,19 @@ def test_a_comparison_only_reading_reuses_the_printed_runs_simulations():
     assert (result.verdict, result.readings[0].verdict) == (Verdict.FAIL, Verdict.PASS)
     run_claim(claim(False), control=False)
     assert calls == [40, 40, 40]            # a reading that may change the simulation reruns it
+
+
+def test_a_comparison_only_reading_never_replays_a_memoised_route():
+    # memo_route stores evidence, i.e. comparisons: a reading that changes what is compared
+    # must get its own, even when it shares the printed run's simulations
+    def check(run: Run):
+        yield from run.memo_route("route", ("limit",), lambda: iter([compare(
+            Route.NUMERIC, "Riemann sum vs 1/2", derived=run.stated["limit"](0, 1),
+            measured=sum(range(40)) / 40**2, tolerance=Tolerance(run.params["tol"], "a test"))]))
+
+    claim = _claim(id="demo.route", check=check,
+                   parameters={"quick": {"tol": 1e-3}, "full": {"tol": 1e-3}},
+                   readings=(Reading("B (looser)", "a looser tolerance", {"tol": 0.1},
+                                     compares_only=True),))
+    result = run_claim(claim, control=False)
+    assert (result.verdict, result.readings[0].verdict) == (Verdict.FAIL, Verdict.PASS)

@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("patterns", nargs="*", metavar="ID",
                          help="claim ids or globs ('li2.*'); default: every claim")
     p_check.add_argument("--fidelity", choices=FIDELITIES, default="quick",
-                         help="quick: CPU-sized (default); full: the paper's sizes")
+                         help="quick: CPU-sized (default); medium: the training claims at "
+                              "a size where the paper-size verdict already shows (others "
+                              "run quick); full: the paper's sizes")
     p_check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p_check.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
     p_check.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")

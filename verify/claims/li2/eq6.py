@@ -391,7 +391,12 @@ CLAIM = register(Claim(
     equivalent_mutants={
         "direction:scale": "the Stage-II direction is compared by the angle between it and the "
                            "gradient step, which a positive factor does not change",
-        "direction:nudge": "as direction:scale"},
+        "direction:nudge": "as direction:scale",
+        # measured at quick fidelity: the median Stage-II angle moves from 42.03 to 42.14
+        # degrees and the decoupling identity still holds to 3e-16
+        "direction:power": "an entrywise power keeps node j's column a function of node j "
+                           "alone, so the exact decoupling still holds, and it turns the "
+                           "direction by about 0.1 degree, far inside the 45-degree reading"},
     check=check,
     control=NegativeControl("coupled: node j driven by node j-1's Yt Yt^T ft_(j-1)",
                             {"direction": coupled_direction}),
