@@ -54,7 +54,7 @@ def mixed():
     return record_of(
         claim("a.ok", "pass", evidence=[item("q", ok=True, measured=1.0)]),
         claim("a.bad", "fail", parameters={"n": 10, "M": [5, 7, 8], "seeds": [0, 1, 2]},
-              reading="read with $\\sigma=x^2$ and full data",
+              reading="read with \\sigma=x^2 and full data",
               evidence=[item("Z5: energy", parameters={"n": 6, "M": 7, "seeds": 3}),
                         item("Z3: energy", parameters={"n": 3, "M": 5, "seeds": 3,
                                                        "label": "tiny"}),
@@ -80,7 +80,7 @@ def test_failing_and_inconclusive_claims_are_listed_with_what_decides_them(mixed
     assert "#### a.ok" not in md and "id='a.ok'" not in page
     bad = mixed["claims"][1]
     assert f"**Diagnosis:** {bad['diagnosis']}" in md
-    assert "read with $\\sigma=x^2$ and full data" in md
+    assert "read with $\\sigma=x^2$ and full data" in md  # typeset as in index.html
     assert "<math" in page  # the reading's formula is typeset, as in index.html
     assert "<script" not in page.lower()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)

@@ -74,6 +74,10 @@ def test_styled_letters_and_conversions():
     m = from_latex(r"\mathbf w^\top\mathcal E")
     assert "𝐰" in m and "ℰ" in m and "mathvariant=\"bold\"" not in m
     assert from_latex(r"\frac{1}{").startswith("<code>")  # unreadable: source, not dropped
+    # an operator name the converter lacks is typeset upright; a command it only half reads
+    # (left as its own name) is shown as source, never as a stray backslash in the formula
+    assert "<mo>arg</mo><mo>max</mo>" in from_latex(r"g^\ast=\arg\max p_g")
+    assert from_latex(r"\undefinedcommand x").startswith("<code>")
     import sympy as sp
     assert "<mfrac>" in from_sympy(sp.Symbol("x") / 3)
     assert prose("plain words only") == "plain words only"

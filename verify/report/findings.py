@@ -285,7 +285,7 @@ def _md_item(c: Mapping[str, Any]) -> list[str]:
     return [f"#### {c['id']}: {c.get('title', '')} — **{c['verdict']}**", "",
             f"{c.get('source', '')}{where}", "",
             f"- **Diagnosis:** {f['diagnosis']}",
-            f"- **Reading:** {c.get('reading', '')}",
+            f"- **Reading:** {prose_markdown(str(c.get('reading', '')))}",
             *(f"- **Holds under reading {r.get('name', '')}:** "
               f"{prose_markdown(str(r.get('description', '')))}" for r in f["holds_under"]),
             f"- **{_case_label(c)}:** {case_md}",

@@ -132,14 +132,27 @@ def wrap(body: str, latex: str, *, display: bool) -> str:
             f"</annotation></semantics></math>")
 
 
+#: Standard operator names latex2mathml does not know (it would print ``\\arg`` verbatim).
+_UNKNOWN_OPERATORS = re.compile(r"\\(arg)(?![A-Za-z])")
+#: A command the converter passed through unread.
+_RAW_COMMAND = re.compile(r"<m[io]>\\[A-Za-z]+</m[io]>")
+
+
 def from_latex(latex: str, *, display: bool = False) -> str:
-    """MathML (Core) for a LaTeX formula; a formula the converter cannot read is shown as
-    its source in ``<code>``, never dropped."""
+    r"""MathML (Core) for a LaTeX formula; a formula the converter cannot read, or reads
+    only in part (a command left as its own name), is shown as its source in ``<code>``,
+    never dropped.
+
+    >>> "arg</mo>" in from_latex(r"g^\ast=\arg\max p_g")
+    True
+    """
     from latex2mathml.converter import convert
 
     try:
-        converted = convert(latex)
+        converted = convert(_UNKNOWN_OPERATORS.sub(r"\\operatorname{\1}", latex))
     except Exception:  # noqa: BLE001 - any parse failure falls back to the source text
+        return f"<code>{html.escape(latex)}</code>"
+    if _RAW_COMMAND.search(converted):
         return f"<code>{html.escape(latex)}</code>"
     inner = re.sub(r"^<math[^>]*>|</math>$", "", converted.strip())
     return core_or_source(inner, latex, display=display)

@@ -316,8 +316,10 @@ def _plot(plot) -> str:
             ax.axhline(r.y, color="0.3", ls=(":", "-.")[i % 2], lw=1.0, label=r.label)
         if plot.log_x:
             ax.set_xscale("log")
+            _short_log_labels(ax.xaxis, ax.get_xlim())
         if plot.log_y:
             ax.set_yscale("log")
+            _short_log_labels(ax.yaxis, ax.get_ylim())
         ax.set_xlabel(plot.x_label)
         ax.set_ylabel(plot.y_label)
         ax.set_title(textwrap.fill(plot.title, 70), fontsize=9)
@@ -325,6 +327,30 @@ def _plot(plot) -> str:
             ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
         return _svg(fig)
+
+
+def _mantissa(v: float) -> float:
+    return round(v / 10 ** math.floor(math.log10(v)), 6)
+
+
+def _short_log_labels(axis, limits: tuple[float, float]) -> None:
+    """Labels of a log axis as plain numbers (``0.5``, ``2``, ``1e-05``). Minor ticks are
+    labelled on a short axis: all of them within 0.6 of a decade (a few, well apart), those
+    at 2 and 5 times a power of ten within two decades, none beyond. Matplotlib's default
+    labels every minor tick of an axis under a decade as :math:`a\\times10^b`, and on a
+    seven-inch plot they overlap."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    lo, hi = sorted(limits)
+    decades = math.log10(hi / lo) if lo > 0 else math.inf
+    if decades <= 0.6:
+        axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    elif decades <= 2:
+        axis.set_minor_formatter(FuncFormatter(
+            lambda v, _: f"{v:g}" if v > 0 and _mantissa(v) in (2.0, 5.0) else ""))
+    else:
+        axis.set_minor_formatter(NullFormatter())
 
 
 def _tick(v: float | str) -> str:
