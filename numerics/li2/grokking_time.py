@@ -56,6 +56,15 @@ def grokking_times(history: History, threshold: float, *, series: str = "test_ac
                      resolution=int((epochs[1:] - epochs[:-1]).max()))
 
 
+def grokking_outcome(test_acc: torch.Tensor) -> torch.Tensor:
+    """Per run (``test_acc`` ``(D, B)``, as logged): 1 where the test accuracy reached 0.99,
+    0 where it stayed below 0.5 throughout (no grokking), 0.5 in between (float64 ``(B,)``):
+    Fig. 3's "grokking" and "none" as outcomes that a run's length can decide."""
+    groks = (test_acc >= 0.99).any(0)
+    none = ~(test_acc >= 0.5).any(0)
+    return torch.where(groks, 1.0, torch.where(none, 0.0, 0.5)).double()
+
+
 def train_until(train: Callable[[int], History], *, budget: int, chunk: int,
                 thresholds: Sequence[float], series: str = "test_acc") -> History:
     """Call ``train(epochs)`` in chunks of ``chunk`` epochs until every configuration has

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from numerics.li2.grokking_time import grokking_outcome
 from numerics.li2.sweep_points import decode, grokking_series_point
 from numerics.li2.train_splits import train_count
 from verify import (
@@ -130,8 +131,6 @@ def summarise(series: Callable[[str], tuple[torch.Tensor, torch.Tensor]],
     _, v_cos = series("v_update_cos")
     in_window = (eg >= window[0]) & (eg <= window[1])
     peak = gf.argmax(0)
-    groks = (test_acc >= 0.99).any(0)
-    none = ~(test_acc >= 0.5).any(0)
     stats = {
         "epoch train acc = 1": _first(et, train_acc, 1.0),
         "epoch train acc >= 0.99": _first(et, train_acc, 0.99),
@@ -139,7 +138,7 @@ def summarise(series: Callable[[str], tuple[torch.Tensor, torch.Tensor]],
         "epoch test acc >= 0.99": _first(ee, test_acc, 0.99),
         "final test acc": test_acc[-1],
         "final train acc": train_acc[-1],
-        "outcome": torch.where(groks, 1.0, torch.where(none, 0.0, 0.5)).double(),
+        "outcome": grokking_outcome(test_acc),
         "peak ||G_F||": gf.max(0).values,
         "epoch of peak ||G_F||": eg[peak].double(),
         "window mean ||G_F||": (gf * in_window[:, None]).sum(0) / in_window.sum(),
