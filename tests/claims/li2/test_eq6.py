@@ -1,6 +1,6 @@
 """li2.eq6 (its verdict and control: tests/quality/verdicts.py): the exact routes agree to roundoff
 over drawn problems and reject planted errors; the measured node step is the trainer's own
-gradient."""
+gradient; the training route's sweep point gives the in-process figures."""
 import math
 
 import pytest
@@ -10,13 +10,17 @@ from hypothesis import strategies as st
 
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from verify.arrays import transpose
+from numerics.li2.stage2_angles import (
+    actual_steps,
+    node_cosines,
+    stage2_angles_point,
+    tangent_of,
+)
 from verify.claims.li2.eq6 import (
     ACTIVATIONS,
-    actual_steps,
     chain_rule_case,
     decoupling_case,
-    node_cosines,
-    tangent_of,
+    direction_case,
 )
 from verify.claims.li2._groups import build_group
 from verify.registry import get
@@ -39,9 +43,10 @@ def quick():
     return run_claim(get("li2.eq6"))
 
 
-def test_the_exact_and_the_training_route_both_catch_the_control(quick):
-    # the planted coupling is caught by the exact route and by the training route
-    assert sum(e.ok is False for e in quick.control.evidence) == 2
+def test_two_exact_routes_catch_the_control(quick):
+    # the planted coupling breaks the decoupling and is not the direction the angles use
+    assert [e.quantity for e in quick.control.evidence if e.ok is False] == [
+        e.quantity for e in quick.evidence if e.route.value == "property"][1:]
 
 
 @settings(max_examples=15)
@@ -52,6 +57,8 @@ def test_exact_routes_agree_to_roundoff(group, K, name, seed):
     torch.testing.assert_close(stated, measured, rtol=1e-12, atol=1e-13)
     whole, alone = decoupling_case(run, group, K, name, seed)
     torch.testing.assert_close(whole, alone, rtol=1e-12, atol=1e-13)
+    stated, derived = direction_case(run, group, K, name, seed)
+    torch.testing.assert_close(stated, derived, rtol=1e-12, atol=1e-13)
 
 
 @settings(max_examples=10)
@@ -63,6 +70,12 @@ def test_exact_routes_reject_planted_errors(group, K, seed):
     coupled = make_run(direction=get("li2.eq6").control.stated["direction"])
     whole, alone = decoupling_case(coupled, group, K, "x2", seed)
     assert (whole - alone).abs().max() > 1e-3 * alone.abs().max()
+    # the direction's sign is not a positive factor: the descent direction is rejected
+    flipped = make_run(direction=lambda Yt, Ft: -(Yt @ transpose(Yt) @ Ft))
+    stated, derived = direction_case(flipped, group, K, "x2", seed)
+    # unit columns pointing opposite ways: each differs by a vector of length 2
+    torch.testing.assert_close(torch.linalg.vector_norm(stated - derived, dim=0),
+                               torch.full((K,), 2.0, dtype=torch.float64))
 
 
 @settings(max_examples=30)
@@ -82,14 +95,21 @@ def test_measured_step_is_the_trainers_gradient(seed, p):
     trainer = GroupTrainer(build_group("Z7").table, Hyper.batch(seed=[seed, seed + 1], p=p),
                            TrainConfig(K=6, loss="mse_sample"), dtype=torch.float64)
     _, gW, _ = trainer.gradients()
-    run = make_run(direction=lambda Yt, Ft: -(Yt @ transpose(Yt) @ Ft))
     step = actual_steps(trainer)["step"]
-    # with the planted direction -Yt Yt^T Ft the angle flips: cos -> -cos
-    cos_flipped = node_cosines(run, trainer, step)
-    cos = node_cosines(make_run(), trainer, step)
-    torch.testing.assert_close(cos_flipped, -cos)
     n = trainer.forward_snapshot().train.count[:, None, None]
     torch.testing.assert_close(step, -(n / 2) * gW, rtol=1e-10, atol=1e-12)
+    # the step against itself and against its negative: the cosine's two ends
+    assert node_cosines(trainer, step).shape == (2, 6)
+
+
+def test_the_sweep_point_stores_summaries_not_weights():
+    point = {"table": [list(r) for r in build_group("Z7").table], "seed": 3,
+             "etas": [1e-3, 0.0], "p": 0.7, "lr": 1e-2, "K": 16, "epochs": 20, "every": 10,
+             "device": "cpu", "dtype": "float64"}
+    r = stage2_angles_point(point)
+    assert r["epochs"] == [0, 10, 20]
+    assert r["median_theta"]["shape"] == [3, 2] and r["test_acc"]["shape"] == [3, 2]
+    assert r == stage2_angles_point(point)  # the same seed gives the same bits
 
 
 def test_a_net_that_fitted_nothing_is_inconclusive():
