@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from numerics.activations import Activation
 from numerics.bisection import bisect
 from numerics.li2.energy import tangent
 from numerics.errors import Diverged
@@ -53,15 +54,20 @@ def _ratio(p: float) -> float:
 
 # --- the Horvitz-Thompson estimator and the weighted Gram operators ---------------------------
 
-def pair_activations(w: torch.Tensor, right: torch.Tensor, square_terms: bool = True
-                     ) -> torch.Tensor:
+def pair_activations(w: torch.Tensor, right: torch.Tensor, square_terms: bool = True,
+                     act: Activation | None = None) -> torch.Tensor:
     r""":math:`s_{h,j}=\sigma(u_j+v_{j^{-1}h})`, :math:`\sigma(x)=x^2`, for each row
     :math:`\mathbf w=[\mathbf u;\mathbf v]` (``(..., 2M)`` in, ``(..., M, M)`` out); only the
-    cross term :math:`2u_jv_{j^{-1}h}` when ``square_terms`` is False."""
+    cross term :math:`2u_jv_{j^{-1}h}` when ``square_terms`` is False; ``act`` in place of
+    :math:`x^2` when given (beyond Thm. 4's :math:`x^2`; ``square_terms`` must then be True)."""
     M = right.shape[0]
     if w.shape[-1] != 2 * M:
         raise ValueError(f"w: last dimension {w.shape[-1]} must be 2M = {2 * M}")
     u, v = w[..., None, :M], w[..., M:][..., right]
+    if act is not None:
+        if not square_terms:
+            raise ValueError("square_terms=False splits x^2 only; it has no meaning with act")
+        return act(u + v)
     return (u + v).square() if square_terms else 2 * u * v
 
 
@@ -137,13 +143,15 @@ def cyclic_operator_deviation(weights: torch.Tensor, iterations: int = 64) -> to
 # --- the empirical energy and its ascent --------------------------------------------------------
 
 def subsampled_energy(w: torch.Tensor, right: torch.Tensor, mask: torch.Tensor,
-                      square_terms: bool = True) -> torch.Tensor:
+                      square_terms: bool = True, act: Activation | None = None
+                      ) -> torch.Tensor:
     r""":math:`(M^2/n)^2\,\tfrac12\|\tilde Y_\xi^\top\sigma(X_\xi\mathbf w)\|^2` on the kept
     pairs (``mask`` broadcast against ``(..., M, M)``; one value per row of ``w``):
     :math:`q_h=\sum_j\xi_{h,j}s_{h,j}-\tfrac{n_h}n\sum_{h',j}\xi_{h',j}s_{h',j}`,
-    :math:`n_h=\sum_j\xi_{h,j}`, :math:`n=\sum_hn_h`."""
+    :math:`n_h=\sum_j\xi_{h,j}`, :math:`n=\sum_hn_h` (``act``: as in :func:`pair_activations`;
+    differentiate it by autograd, :func:`subsampled_energy_and_gradient` is for :math:`x^2`)."""
     M = right.shape[0]
-    sums = (mask * pair_activations(w, right, square_terms)).sum(-1)
+    sums = (mask * pair_activations(w, right, square_terms, act)).sum(-1)
     counts = mask.sum(-1)
     n = counts.sum(-1)
     if bool((n < 2).any()):

@@ -8,6 +8,10 @@ factor 4); Thm. 3 does not carry over to ax + bx^2 with a != 0 (smallest case Z4
 0.74 with the real nodes, 0.89 with the complex ones); under ReLU and SiLU only the maxima on
 one-dimensional real irreps stay local maxima (ReLU's as sharp maxima at a kink), and no
 (activation, group) of the quick grid reconstructs the targets beyond x^2 and ax + bx^2.
+Thms. 4 and 7 (probes on Z5 and D4): x^2 itself reproduces Thm. 7 (every ascent of the
+modulated energy ends on a missing irrep) while SiLU's all end on the learned one and ReLU's
+split; at these small M the subsampling probe of Thm. 4 decides little (x^2 keeps no maximum
+on D4's subsamples), SiLU loses the maxima on Z5 where x^2 keeps some.
 """
 import dataclasses
 
@@ -127,3 +131,24 @@ def test_relu_one_sided_derivative_matches_a_finite_difference(seed):
           - group_energy(w, task, activation("relu"))[:, None]) / eps
     # the finite difference errs by O(eps |xi|^2 |Hessian|) on a region without kinks
     assert torch.allclose(D, fd, atol=1e-4 * float(D.abs().max()))
+
+
+def test_thm4_and_thm7_probes(result):
+    probes = {a.name: a.holds for a in result.assumptions if a.probe}
+    thm4 = {n: h for n, h in probes.items() if "Thm. 4" in n}
+    thm7 = {n: h for n, h in probes.items() if "Thm. 7" in n}
+    # D4: x^2 keeps none of its maxima on the subsamples, so Thm. 4's probe decides nothing
+    assert set(thm4) == {f"{a}, Z5: Thm. 4's irrep maxima survive subsampling as with x^2 "
+                         f"(probe)" for a in ("relu", "silu")}
+    assert thm4["silu, Z5: Thm. 4's irrep maxima survive subsampling as with x^2 (probe)"] \
+        is False
+    assert len(thm7) == 4 and not any(thm7.values())
+    for g in ("Z5", "D4"):
+        rows = result.figures[f"{g}: Thm. 7 probe, learned component 1, ascent of E_S"]
+        assert rows["x^2"]["fraction on a missing component"] == 1.0  # the anchor: Thm. 7
+        assert rows["x^2"]["largest mass on the learned component"] < 1e-12
+        assert rows["silu"]["fraction on a missing component"] == 0.0
+        assert 0.0 < rows["relu"]["fraction on a missing component"] < 1.0
+        full = result.figures[f"{g}: Thm. 4 probe, x^2's maxima on subsamples"]
+        # at full data every start stays in its irrep, for every activation
+        assert all(full[a]["fraction retained"][0] == 1.0 for a in ("x^2", "relu", "silu"))

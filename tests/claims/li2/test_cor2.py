@@ -125,3 +125,12 @@ def test_stated_values():
     assert stated_max_energy(7, 2) == Fraction(7, 16)
     assert stated_max_energy(8, 4) == Fraction(1)
     assert stated_max_energy(8, 3) == Fraction(1, 2)
+
+
+def test_cor2_maxima_of_different_frequencies_are_separated(cor2_result):
+    items = {e.quantity.split(":")[0]: e for e in cor2_result.evidence
+             if "relative dip" in e.quantity}
+    assert set(items) == {"Z5", "Z7", "Z8"} and all(e.ok is True for e in items.values())
+    # equal ends (two frequency pairs) dip to 1/2; Z8's k = 4 (E* twice the others) to 1/3
+    assert all(abs(d - 0.5) < 0.01 for k in ("Z5", "Z7") for d in items[k].measured)
+    assert sorted(round(d, 2) for d in items["Z8"].measured) == [0.33] * 3 + [0.5] * 3

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from numerics.activations import activation
 from numerics.li2.group_task import group_energy, group_task
 from numerics.li2.landscape import energy_hessian, energy_hessian_by_rows
+from numerics.li2.maxima_paths import pass_heights
 from numerics.random import make_generator
 from tests.planted import failed_quantities
 from theory.li2.group_energy import (
@@ -34,6 +35,7 @@ from theory.groups.irreps import irreps, real_irreps
 from verify.claims.li2.thm2 import (
     stated_max_energy,
 )
+from verify import Route, Tolerance, at_least
 from verify.registry import get
 from verify.runner import run_claim
 
@@ -168,3 +170,45 @@ def test_stated_forms_and_types():
     assert stated_max_energy(7, 1, "C") == sp.Rational(7, 16)
     assert stated_max_energy(8, 2, "H") == sp.Rational(1, 4)
     assert [r.type for r in real_irreps(quaternion())] == ["R", "R", "R", "R", "H"]
+
+
+def test_thm2_maxima_of_different_classes_are_separated(thm2_result):
+    items = [e for e in thm2_result.evidence if "relative dip" in e.quantity]
+    assert {e.quantity.split(":")[0] for e in items} == {"Z4", "Z7", "Z8", "Z3xZ3", "S3",
+                                                        "D4", "Q8"}  # Z3: one class only
+    assert all(e.ok is True for e in items)
+    dips = [d for e in items for d in e.measured]
+    # Equal ends dip to 1/2 (the great circle's midpoint has E*/2), ends 2:1 to 1/3, 4:1
+    # (Q8's quaternionic class against a one-dimensional one) to about 1/5.
+    assert min(dips) > 0.19 and max(dips) <= 0.5 + 1e-9
+    # Within one class: a complex pair's family is joined at constant height (Z7), the
+    # one-dimensional real irrep's [u; Pu] and [u; -Pu] are not (Z8's k = 4).
+    figure = thm2_result.figures
+    z7 = figure["Z7: pass heights between maxima (E/M)"]["within a class (representative to "
+                                                        "its farthest member)"]
+    z8 = figure["Z8: pass heights between maxima (E/M)"]["within a class (representative to "
+                                                        "its farthest member)"]
+    key = "dip <= noise (a constant-height path found)"
+    assert all(row[key] for row in z7)
+    assert not next(row for row in z8 if row["component"] == 4)[key]
+
+
+def test_separation_item_rejects_a_connected_pair():
+    """The planted "connected" variant: two members of one family (Z7, k = 1, rotated phase)
+    are joined at constant height, so the separation item, with the claim's noise bound,
+    fails on them."""
+    M = 7
+    m = torch.arange(M, dtype=torch.float64)
+
+    def maximum(phase):
+        w = torch.cat([torch.cos(2 * torch.pi * m / M + phase),
+                       torch.cos(-2 * torch.pi * m / M + phase)])
+        return w / w.norm()
+
+    task = group_task(cyclic(M).table)
+    (est,) = pass_heights(maximum(0.0)[None], maximum(1.5)[None], task, activation("x2"),
+                          make_generator(0), lr=0.4 / M, steps=20)
+    noise = 1e-12  # the order of the claim's bound at Z7 (twice the energies' tolerance)
+    item = at_least(Route.NUMERIC, "dip", measured=[est.dip], bound=[noise],
+                    tolerance=Tolerance(0.0, "test"))
+    assert item.ok is False

@@ -1,4 +1,4 @@
-r"""li2.x.activations: Thms. 2 and 3 beyond :math:`\sigma(x)=x^2`, a regime map over
+r"""li2.x.activations: Thms. 2, 3, 4 and 7 beyond :math:`\sigma(x)=x^2`, a regime map over
 activations and groups.
 
 Thm. 2 is stated for :math:`x^2` and, by the paper, extends to :math:`\sigma(x)=ax+bx^2`,
@@ -24,10 +24,29 @@ several :math:`(a,b)`, ReLU, SiLU} and each group this claim evaluates
 The items of :math:`x^2` and, for Thm. 2, of :math:`ax+bx^2` decide the verdict; everything
 else (ReLU, SiLU, Thm. 3 for :math:`ax+bx^2`) is a probe: ``run.assume(..., probe=True)`` per
 (activation, group, theorem), the map as heatmaps and figures, and the smallest group where
-each statement breaks. Thms. 4 and 7 are not covered yet.
+each statement breaks.
+
+Thms. 4 and 7 (stated for :math:`x^2`) are probes for ReLU and SiLU, with :math:`x^2` as the
+anchor, on the groups of ``thm4_7_groups``:
+
+* **Thm. 4** (samples needed to keep the irrep maxima): from each maximum :math:`x^2` has (the
+  shared ascent's classes), monotone projected ascent of the empirical energy
+  :math:`\hat{\mathcal E}_\sigma` (:func:`numerics.li2.subsampled_energy.subsampled_energy`
+  with ``act``) on the full data and on coupled Bernoulli subsamples at ratios
+  :math:`c\ln M/M`; a start is retained when its end point keeps 0.9 of its norm in the
+  maximum's real isotypic component (``li2.thm4``'s test). The probe holds when every start is
+  retained at full data and, on the same subsamples, at least as large a fraction as with
+  :math:`x^2` at each ratio where :math:`x^2` keeps any (none: undecided).
+* **Thm. 7** (top-down modulation): the hidden layer has learned the first nontrivial real
+  component (``li2.thm7``'s nodes :math:`[\mathbf b_a;\pm P\mathbf b_c]`), the top layer is the
+  least-squares fit on the features :math:`\sigma(X\mathbf w)`, :math:`R` its residual; ascent
+  of :math:`\mathcal E_{\mathcal S}=\tfrac12\|R^\top\sigma(X\mathbf w)\|^2`
+  (:func:`numerics.li2.top_down.modified_energy`) from random starts. The probe holds when
+  every end point's dominant component is a missing one.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,7 +69,20 @@ from numerics.li2.landscape import (
     riemannian_hessian,
     tangent_spectrum,
 )
+from numerics.li2.subsampled_energy import (
+    ascend_monotone,
+    component_purity,
+    pairs_by_target,
+    subsampled_energy,
+)
 from numerics.li2.target_reconstruction import LeastSquares, centre, centred_targets, least_squares
+from numerics.li2.top_down import (
+    centred_labels,
+    component_mass,
+    modified_energy,
+    subset_nodes,
+    top_layer_fit,
+)
 from numerics.random import make_generator
 from theory.groups.finite_group import FiniteGroup
 from theory.groups.irreps import irreps, real_irreps
@@ -159,6 +191,12 @@ class Cell:
     thm3_complex: float = float("nan")  # relative residual, first K complex nodes
     thm3: bool | None = None
     thm3_detail: str = ""
+    thm4: bool | None = None  # irrep maxima retained on subsamples as often as with x^2
+    thm4_retained: float = float("nan")  # fraction retained at the smallest ratio
+    thm4_detail: str = ""
+    thm7: bool | None = None  # the modulated energy's maxima on missing irreps only
+    thm7_missing: float = float("nan")  # fraction of end points on a missing irrep
+    thm7_detail: str = ""
 
 
 def _energy_tolerance(run: Run, task: GroupTask, a: float, b: float, classes) -> Tolerance:
@@ -388,6 +426,145 @@ def _thm3(run: Run, G: FiniteGroup, name: str, acts: dict[str, tuple[Activation,
                 parameters={"group": name, "K": int(described[r][1]), "rank": ls.rank})
 
 
+# --- Thm. 4: samples needed to keep the irrep maxima -----------------------------------------
+
+
+def _thm4_retention(run: Run, G: FiniteGroup, name: str, acts: dict[str, Activation],
+                    found: list) -> tuple[list[float], dict[str, torch.Tensor], dict[str, dict]]:
+    """The ratios, and per activation whether each (ratio, subsample, maximum) start is
+    retained (``(R, S, B)``) with its figure row (memoised: no stated form enters)."""
+    p, M = run.params, G.order
+    opts = {"device": run.device, "dtype": run.dtype}
+    right = pairs_by_target(G.table).to(run.device)
+    projectors = float_projectors(G, **opts)[[c.component for c in found]]
+    vertices = torch.stack([c.representative for c in found]).to(**opts)
+    ratios = [1.0] + [min(1.0, c * math.log(M) / M) for c in p["thm4_multiples"]]
+    S = p["thm4_subsamples"]
+    U = torch.rand(S, M, M, generator=run.generator(f"thm4 subsamples:{name}"),
+                   dtype=torch.float64).to(**opts)
+    mask = torch.stack([(U < r).to(run.dtype) for r in ratios])[:, :, None]  # (R, S, 1, M, M)
+    start = vertices.expand(len(ratios), S, *vertices.shape)
+    full = torch.ones(M, M, **opts)
+    x2_scale = float(subsampled_energy(vertices, right, full).max())
+    retained, rows = {}, {}
+    for label, act in acts.items():
+        # lr as li2.thm4 (lr_scale / M) for x^2, scaled by x^2's energy over sigma's at the
+        # maxima (the Hessian scales with E); ascend_monotone halves any step that lowers E
+        scale = float(subsampled_energy(vertices, right, full, act=act).max())
+        lr = p["lr_scale"] / M * x2_scale / scale
+        result = ascend_monotone(start, lambda x, a=act: subsampled_energy(x, right, mask, act=a),
+                                 lr, p["thm4_steps"], p["thm4_gtol"])
+        kept = component_purity(result.w, projectors) >= p["thm4_purity"]  # (R, S, B)
+        retained[label] = kept
+        rows[label] = {"ratios": ratios,
+                       "fraction retained": kept.double().mean((1, 2)).tolist(),
+                       "largest grad norm": float(result.grad_norm.max())}
+    return ratios, retained, rows
+
+
+def _thm4_probe(run: Run, G: FiniteGroup, name: str, acts: dict[str, Activation],
+                cells: dict[str, Cell]) -> None:
+    """Start at x^2's maxima (the shared ascent's classes) and ascend each activation's
+    empirical energy on the full data and on coupled Bernoulli subsamples at ratios
+    c ln M / M; a start is retained when the end point keeps >= purity_min of its norm in the
+    maximum's real isotypic component (li2.thm4's test). Compared with x^2 on the same
+    subsamples."""
+    found = maxima(landscape(run, name))
+    if not found:
+        return
+    p = run.params
+    ratios, retained, rows = run.memo(
+        "thm4 beyond x^2", lambda: _thm4_retention(run, G, name, acts, found),
+        key=(name, tuple(acts)))
+    base = rows["x^2"]["fraction retained"][1:]
+    # only ratios where x^2 keeps some maximum compare anything (at quick sizes, M <= 8, the
+    # ratios c ln M / M are large fractions and x^2 itself may lose every maximum)
+    informative = [i for i, f in enumerate(base) if f > 0]
+    for label, kept in retained.items():
+        cell = cells[label]
+        frac = rows[label]["fraction retained"]
+        cell.thm4_retained = frac[-1] if len(frac) > 1 else float("nan")
+        # every start retained at full data (sigma's own irrep maxima near x^2's), and on the
+        # same subsamples at least as large a fraction retained as x^2 at each ratio
+        as_x2 = all(frac[1 + i] >= base[i] for i in informative)
+        cell.thm4 = (None if label == "x^2" or not informative
+                     else bool(kept[0].all()) and as_x2)
+        cell.thm4_detail = (f"retained at p = {', '.join(f'{r:.3g}' for r in ratios)}: "
+                            f"{', '.join(f'{f:.2f}' for f in frac)}")
+        if cell.thm4 is not None:
+            run.assume(f"{label}, {name}: Thm. 4's irrep maxima survive subsampling as with "
+                       f"x^2 (probe)", cell.thm4,
+                       f"Thm. 4 is stated for x^2; with {label}, ascent from x^2's maxima "
+                       f"stays in their irrep at full data, and on the same subsamples as "
+                       f"often as with x^2", cell.thm4_detail, probe=True)
+    run.figure(f"{name}: Thm. 4 probe, x^2's maxima on subsamples", {
+        "subsamples": p["thm4_subsamples"], "steps": p["thm4_steps"],
+        "purity_min": p["thm4_purity"], "components": [c.component for c in found], **rows})
+
+
+# --- Thm. 7: top-down modulation ------------------------------------------------------------
+
+
+def _thm7_ascents(run: Run, G: FiniteGroup, name: str, acts: dict[str, Activation]
+                  ) -> dict[str, dict]:
+    """Per activation: the figure row of the E_S ascents (memoised: no stated form enters)."""
+    p, M = run.params, G.order
+    opts = {"device": run.device, "dtype": run.dtype}
+    task = group_task(G.table, device=run.device)
+    projectors = float_projectors(G, **opts)
+    nodes = subset_nodes(projectors[1:2], task)
+    w0 = torch.randn(p["thm7_starts"], 2 * M, generator=run.generator(f"thm7 starts:{name}"),
+                     dtype=torch.float64).to(**opts)
+    w0 = w0 / w0.norm(dim=-1, keepdim=True)
+    rows = {}
+    for label, act in acts.items():
+        R = top_layer_fit(nodes, task, act).residual
+        # step of size ~ lr_scale / (largest E at the starts): the sphere's curvature term
+        # in the Hessian is E-sized; ascend_monotone halves any step that lowers E
+        lr = p["lr_scale"] / float(modified_energy(w0, task, R, act).max())
+        result = ascend_monotone(w0, lambda x, a=act, r=R: modified_energy(x, task, r, a), lr,
+                                 p["thm7_steps"], p["thm7_gtol"])
+        mass = component_mass(result.w, projectors, M)
+        dominant = mass.argmax(-1)
+        rows[label] = {"fraction on a missing component": float((dominant >= 2).double().mean()),
+                       "dominant components": sorted(set(dominant.tolist())),
+                       "largest mass on the learned component": float(mass[:, 1].max()),
+                       "largest grad norm": float(result.grad_norm.max()),
+                       "residual / |Yt|": float(R.norm() / centred_labels(task, run.dtype).norm())}
+    return rows
+
+
+def _thm7_probe(run: Run, G: FiniteGroup, name: str, acts: dict[str, Activation],
+                cells: dict[str, Cell]) -> None:
+    """Thm. 7 with the activation in place of x^2: the hidden layer has learned the first
+    nontrivial real component (nodes [b_a; +-P b_c] of li2.thm7), the top layer is the
+    least-squares fit on its features sigma(Xw), R the residual; ascend
+    E_S(w) = 1/2 |R^T sigma(Xw)|^2 from random starts and count the end points whose dominant
+    component is a missing one."""
+    if len(real_irreps(G)) < 3:
+        for label in acts:
+            cells[label].thm7_detail = "one nontrivial component: nothing is missing"
+        return
+    p = run.params
+    rows = run.memo("thm7 beyond x^2", lambda: _thm7_ascents(run, G, name, acts),
+                    key=(name, tuple(acts)))
+    for label, row in rows.items():
+        cell = cells[label]
+        missing = row["fraction on a missing component"]
+        cell.thm7_missing = missing
+        cell.thm7 = None if label == "x^2" else missing == 1.0
+        cell.thm7_detail = (f"{missing:.2f} of {p['thm7_starts']} end points on a missing "
+                            f"component; learned component's mass at most "
+                            f"{row['largest mass on the learned component']:.2e}")
+        if label != "x^2":
+            run.assume(f"{label}, {name}: Thm. 7's modulated energy peaks on missing irreps "
+                       f"only (probe)", cell.thm7 is True,
+                       f"Thm. 7 is stated for x^2; with {label}, every ascent of E_S ends on a "
+                       f"missing component", cell.thm7_detail, probe=True)
+    run.figure(f"{name}: Thm. 7 probe, learned component 1, ascent of E_S", {
+        "starts": p["thm7_starts"], "steps": p["thm7_steps"], **rows})
+
+
 # --- the map --------------------------------------------------------------------------------
 
 
@@ -398,7 +575,9 @@ def _smallest_counterexamples(groups: list[str], cells: dict[tuple[str, str], Ce
     for label in labels:
         for part, what, detail in (("thm2", "Thm. 2 (maxima)", "thm2_detail"),
                                    ("thm2_energy", "Thm. 2 (E*)", "thm2_detail"),
-                                   ("thm3", "Thm. 3", "thm3_detail")):
+                                   ("thm3", "Thm. 3", "thm3_detail"),
+                                   ("thm4", "Thm. 4 (subsampling)", "thm4_detail"),
+                                   ("thm7", "Thm. 7 (top-down)", "thm7_detail")):
             ran = [g for g in order if getattr(cells[label, g], part) is not None]
             bad = [g for g in ran if getattr(cells[label, g], part) is False]
             if ran:
@@ -427,11 +606,22 @@ def _map(run: Run, groups: list[str], labels: list[str], cells: dict[tuple[str, 
                          "activation", groups, labels,
                          [[getattr(cells[lab, g], f"thm3_{reading}") for g in groups]
                           for lab in labels], "|Yhat - Yt| / |Yt| (0: reconstructs)"))
+    run.plot(Heatmap("Thm. 4 beyond x^2: fraction of x^2's maxima retained on subsamples at "
+                     "the smallest ratio", "group", "activation", groups, labels,
+                     [[cells[lab, g].thm4_retained for g in groups] for lab in labels],
+                     "fraction retained", limits=(0.0, 1.0)))
+    run.plot(Heatmap("Thm. 7 beyond x^2: fraction of E_S's ascents ending on a missing irrep",
+                     "group", "activation", groups, labels,
+                     [[cells[lab, g].thm7_missing for g in groups] for lab in labels],
+                     "fraction on a missing irrep (Thm. 7: 1)", limits=(0.0, 1.0)))
     run.figure("regime map", {lab: {g: {
         "Thm. 2 (maxima)": cells[lab, g].thm2, "Thm. 2 (E*)": cells[lab, g].thm2_energy,
         "Thm. 2 detail": cells[lab, g].thm2_detail,
         "Thm. 3": cells[lab, g].thm3, "Thm. 3 detail": cells[lab, g].thm3_detail,
-        "Thm. 3 complex residual": cells[lab, g].thm3_complex} for g in groups}
+        "Thm. 3 complex residual": cells[lab, g].thm3_complex,
+        "Thm. 4": cells[lab, g].thm4, "Thm. 4 detail": cells[lab, g].thm4_detail,
+        "Thm. 7": cells[lab, g].thm7, "Thm. 7 detail": cells[lab, g].thm7_detail}
+        for g in groups}
         for lab in labels})
     run.figure("smallest counterexample per activation and theorem",
                _smallest_counterexamples(groups, cells, labels))
@@ -451,15 +641,34 @@ def check(run: Run) -> Iterator[Evidence]:
         for probe in p["probes"]:
             _thm2_probe(run, G, name, activation(probe), cells[probe, name])
         yield from _thm3(run, G, name, acts, {lab: cells[lab, name] for lab in labels})
+        if name in p["thm4_7_groups"]:
+            beyond = {"x^2": activation("x2"), **{a: activation(a) for a in p["probes"]}}
+            for probe in (_thm4_probe, _thm7_probe):
+                probe(run, G, name, beyond, {lab: cells[lab, name] for lab in beyond})
     _map(run, list(p["groups"]), labels, cells)
+
+
+#: Thms. 4 and 7 probes, on the groups named (a cyclic and a non-abelian one at quick):
+#: li2.thm4's ascent settings (steps, gtol, purity 0.9) and ratios c ln M / M, largest c first
+#: (the last is the smallest ratio, the heatmap's); li2.thm7's ascent of E_S from random starts.
+THM4_7 = {
+    "quick": {"thm4_7_groups": ("Z5", "D4"), "thm4_multiples": (2.0, 1.0),
+              "thm4_subsamples": 4, "thm4_steps": 150, "thm4_gtol": 1e-6, "thm4_purity": 0.9,
+              "thm7_starts": 8, "thm7_steps": 200, "thm7_gtol": 1e-6},
+    "full": {"thm4_7_groups": ("Z5", "Z7", "Z8", "Z3xZ3", "S3", "D4", "Q8", "D5", "A4"),
+             "thm4_multiples": (2.0, 1.0, 0.5), "thm4_subsamples": 16, "thm4_steps": 600,
+             "thm4_gtol": 1e-6, "thm4_purity": 0.9, "thm7_starts": 64, "thm7_steps": 1500,
+             "thm7_gtol": 1e-6},
+}
 
 
 CLAIM = register(Claim(
     id="li2.x.activations",
     paper=PAPER,
     kind="theorem",
-    title="Thms. 2 and 3 beyond x^2: ax + bx^2 (Thm. 2's extension), ReLU and SiLU",
-    source="Thm. 2 (its extension to ax + bx^2, b > 0) and Thm. 3, §4.2; App. A.1, A.2",
+    title="Thms. 2, 3, 4 and 7 beyond x^2: ax + bx^2 (Thm. 2's extension), ReLU and SiLU",
+    source="Thm. 2 (its extension to ax + bx^2, b > 0) and Thm. 3, §4.2; Thm. 4, §4.3; "
+           "Thm. 7, §5; App. A.1-A.3, B.2",
     statement=r"\sigma(x)=ax+bx^2,\ b>0:\ \text{Thm. 2 holds: the local maxima of }"
               r"\mathcal E\text{ are }[\mathbf u;\pm P\mathbf u],\ \mathbf u\in\mathcal H_k,"
               r"\ \text{since the linear part cancels: }\mathcal E_{ax+bx^2}=b^2\mathcal "
@@ -479,19 +688,22 @@ CLAIM = register(Claim(
             r"SiLU in Thm. 2 (are x^2's maxima still critical points and local maxima of "
             r"\mathcal E_\sigma on the unit sphere?) and in Thm. 3 (real nodes), and ax+bx^2 "
             r"in Thm. 3; a fit with numerical rank n-1 is memorisation and decides nothing "
-            r"(the cell is left open). Not checked: Thms. 4 and 7 beyond x^2; other "
-            r"maxima ReLU or SiLU may have elsewhere (the probe tests x^2's maxima only).",
+            r"(the cell is left open). Thms. 4 and 7, probes for ReLU and SiLU with x^2 as "
+            r"the anchor: Thm. 4, ascent of the subsampled energy from x^2's maxima at "
+            r"ratios c\ln M/M (li2.thm4's retention test, purity 0.9), compared with x^2 on "
+            r"the same subsamples; Thm. 7, ascent of \mathcal E_{\mathcal S}=\tfrac12\|R^"
+            r"\top\sigma(X\mathbf w)\|^2 with R the residual of the least-squares top layer "
+            r"on the first component's nodes, end points' dominant component. Not checked: "
+            r"other maxima ReLU or SiLU may have elsewhere (the probes start at x^2's).",
     parameters={
         "quick": {"groups": ("Z4", "Z5", "S3", "D4"), "quadratics": ((1.0, 0.5), (-2.0, 2.0)),
                   "probes": ("relu", "silu"), "scaling_points": 16, "probe_directions": 32,
-                  "perturbation": 0.1,
-                  **ASCENT["quick"]},
+                  "perturbation": 0.1, **THM4_7["quick"], **ASCENT["quick"]},
         "full": {"groups": ("Z3", "Z4", "Z5", "Z7", "Z8", "Z3xZ3", "S3", "D4", "Q8", "D5",
                             "A4"),
                  "quadratics": ((1.0, 0.5), (-2.0, 2.0), (0.5, 1.0), (3.0, 0.25)),
                  "probes": ("relu", "silu"), "scaling_points": 64, "probe_directions": 128,
-                 "perturbation": 0.1,
-                 **ASCENT["full"]},
+                 "perturbation": 0.1, **THM4_7["full"], **ASCENT["full"]},
     },
     stated={"E_star": stated_max_energy, "energy_scale": stated_energy_scale,
             "K": stated_node_count, "residual": stated_residual},
