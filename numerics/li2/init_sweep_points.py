@@ -11,6 +11,10 @@ they use), so ``verify.sweep.run_sweep`` can run them in this process or on a Da
   trained in chunks until every run has reached every test-accuracy threshold or the budget is
   spent; its grokking times (:func:`earliest_crossing`: whether every run started below the
   thresholds, so that the times have ratios).
+* :func:`complex_grokking_point` (``li2.fig11-complex``): the same record for the code's
+  complex-weight two-layer network, with the size of its imaginary parts at the end.
+* :func:`depth_grokking_point` (``li2.sec6-deep``, Fig. 9): the same record for the deep
+  network of §6 at one depth, with each layer's irrep purity at the start and at the end.
 
 And the paired comparison both claims make of two such configurations, run on the same seeds
 (the same first-layer initialisation and split per seed): :func:`paired_log_ratio` (per seed
@@ -35,6 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from numerics.li2.complex_weights import ComplexGroupTrainer
 from numerics.li2.deep_group_network import DeepConfig, DeepGroupTrainer
 from numerics.li2.grokking_time import (
     EXACT,
@@ -42,7 +47,7 @@ from numerics.li2.grokking_time import (
     UNBOUNDED,
     UPPER,
 )
-from numerics.li2.sweep_points import _dtype, decode, grokking_record
+from numerics.li2.sweep_points import _dtype, decode, encode, grokking_record
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
 
@@ -195,3 +200,45 @@ def decide_direction(pr: PairedRatio, direction: float) -> tuple[bool | None, fl
                                 f"the values only on the other side")
     return None, math.nan, (f"the {pr.level:.0%} interval {shown} contains 0: the sign is not "
                             f"resolved with these {pr.values.size} seeds")
+
+
+def complex_grokking_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The code's complex-weight two-layer network
+    (:class:`numerics.li2.complex_weights.ComplexGroupTrainer`) at the point's configuration
+    (the keys of :func:`top_layer_grokking_point` for ``layers`` 1 and a trained top layer;
+    ``activation`` must be ``"x2"``): the same record, and ``imaginary`` (:func:`encode`d,
+    ``(B,)``), the largest :math:`|\\Im|` of any weight at the end."""
+    hyper = Hyper.batch(seed=list(point["seeds"]), p=point["p"], eta=point["eta"],
+                        lr=point["lr"], top_init=point["top_init"])
+    config = TrainConfig(K=point["K"], activation=point["activation"], loss=point["loss"],
+                         optimizer=OptimizerSpec(point["optimizer"]),
+                         eval_every=point["eval_every"], diag_every=point["eval_every"],
+                         diagnostics=())
+    trainer = ComplexGroupTrainer(point["table"], hyper, config, device=point["device"],
+                                  dtype=_dtype(point["dtype"]))
+    return {**grokking_record(trainer.train, point),
+            "imaginary": encode(trainer.imaginary_size())}
+
+
+def depth_grokking_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The deep network of §6 (:class:`numerics.li2.deep_group_network.DeepGroupTrainer`,
+    ``layers`` hidden layers, ``residual``, ``K``, ``activation``, ``optimizer``, ``loss``) on
+    the group ``table`` with its ``seeds`` on the batch axis (``p``, ``eta``, ``lr``,
+    ``top_init``), trained as :func:`top_layer_grokking_point` trains; the same record, and
+    each layer's irrep purity (``projectors``, an :func:`encode` record) at the start and at
+    the end (``purity_start``, ``purity_end``: ``(B, L)``; ``purity_epoch``: the last
+    epoch)."""
+    hyper = Hyper.batch(seed=list(point["seeds"]), p=point["p"], eta=point["eta"],
+                        lr=point["lr"], top_init=point["top_init"])
+    config = DeepConfig(K=point["K"], layers=point["layers"], activation=point["activation"],
+                        residual=point["residual"], loss=point["loss"],
+                        optimizer=OptimizerSpec(point["optimizer"]))
+    # purity at the start and at the end of each chunk only (the end of a train call)
+    trainer = DeepGroupTrainer(point["table"], hyper, config,
+                               projectors=decode(point["projectors"]),
+                               eval_every=point["eval_every"], purity_every=point["budget"] + 1,
+                               device=point["device"], dtype=_dtype(point["dtype"]))
+    record = grokking_record(trainer.train, point)
+    epochs, purity = trainer.history.series("purity")
+    return {**record, "purity_start": encode(purity[0]), "purity_end": encode(purity[-1]),
+            "purity_epoch": int(epochs[-1])}

@@ -26,6 +26,7 @@ from numerics.li2.deep_group_network import (
     rise_epochs,
 )
 from numerics.li2.group_task import group_task
+from numerics.li2.init_sweep_points import BELOW_AT_START
 from numerics.li2.trainer import Hyper
 from numerics.random import make_generator
 from numerics.li2.train_splits import random_splits
@@ -49,7 +50,9 @@ def _item(result, text):
 
 def test_holds_and_fails_on_the_documented_items(quick):
     for text in ("the paper's product", "relu: cosine independent", "x2: cosine independent",
-                 "G_res,1", "G_L term dominates", "plain: the lowest layer"):
+                 "G_res,1", "G_L term dominates", "plain: the lowest layer",
+                 "depth 2 -> 3", "depth 3 -> 4", "depth 2: the lowest layer",
+                 "depth 3: the lowest layer", "depth 4: the lowest layer"):
         assert _item(quick, text).ok is True, text
     # the findings: no improvement with width, and W W^T does not approach I
     for text in ("relu: 1 - cos", "x2: 1 - cos", "||W_L W_L^T - I||"):
@@ -60,6 +63,8 @@ def test_holds_and_fails_on_the_documented_items(quick):
 @pytest.mark.parametrize("form, wrong, text", [
     ("residual_sum", lambda terms: sum(terms[1:]), "G_res,1"),      # the top term dropped
     ("bottom_up", lambda: -1.0, "plain: the lowest layer"),         # top-down
+    ("deeper_later", lambda: -1.0, "depth 3 -> 4"),                 # deeper is faster
+    ("lowest_fourier", lambda: -1.0, "depth 4: the lowest layer"),  # not Fourier
     ("chain", one_sided_chain, "the paper's product"),
 ])
 def test_each_passing_route_can_fail(quick, form, wrong, text):
@@ -71,11 +76,28 @@ def test_each_passing_route_can_fail(quick, form, wrong, text):
 
 def test_a_training_left_at_chance_makes_the_verdict_inconclusive(quick):
     # Adam at lr 10 leaves both architectures near chance 1/11: their rise epochs say nothing
+    archs = [f"{arch}: {TRAINED}" for arch in ("plain", "residual")]
     ran = [(a.name, a.holds) for a in quick.assumptions if a.source == "ran"]
-    assert ran == [(f"{arch}: {TRAINED}", True) for arch in ("plain", "residual")]
+    assert ran == [(name, True) for name in archs + [f"depth {d}: {TRAINED}" for d in (2, 3, 4)]
+                   + [f"depth: {BELOW_AT_START}"]]
     result = run_claim(get("li2.sec6-deep"), overrides={"train.lr": 10.0}, control=False)
     assert result.verdict is Verdict.INCONCLUSIVE
-    assert [a.holds for a in result.assumptions if a.source == "ran"] == [False, False]
+    assert [a.holds for a in result.assumptions if a.source == "ran" and a.name in archs] == [
+        False, False]
+
+
+def test_fig9_deeper_grokks_later_and_the_lowest_layer_stays_fourier(quick):
+    table = quick.figures["Fig. 9: grokking time and lowest-layer purity by depth"]
+    medians = [table[f"depth {d}, t_0.5"]["median epochs"] for d in (2, 3, 4)]
+    assert medians == sorted(medians)
+    for d in (2, 3, 4):
+        purity = table[f"depth {d}, lowest layer purity"]
+        # the control: the random initial layer lies below the level of 1/2 on every seed
+        assert max(purity["random init"]) < 0.5
+    # a level the random layer already reaches decides nothing
+    result = run_claim(get("li2.sec6-deep"), overrides={"depth.group": "Z7"}, control=False)
+    for d in (2, 3, 4):
+        assert _item(result, f"depth {d}: the lowest layer").ok is None
 
 
 def _net(seed, M, K, layers, act, residual, scale=1.0):

@@ -28,8 +28,8 @@ happens" (Fig. 12) and Fig. 13's 500 epochs for :math:`M=23` are reported (how m
 reach each threshold, and when), not decided: a finite budget cannot refute "eventually". Every
 run must have trained beyond chance (:mod:`verify.claims.li2._trained`).
 
-Not covered: the complex weights of Fig. 11 ("complex weights appear to grok faster"): the
-trainer has real weights only (the code's ``use_complex_weights`` is not implemented).
+The complex weights of Fig. 11 ("complex weights appear to grok faster") are
+``li2.fig11-complex``.
 """
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ CLAIM = register(Claim(
             r"by its 95% Student-t interval: slower (+) for M \le 23, faster (-) for M \ge 41 "
             r"(the paper's four sizes; between 23 and 41 it states nothing). Censored runs: the "
             r"budget is a one-sided bound of their time. 'Grokking still happens' and Fig. 13 "
-            r"are reported, not decided. Complex weights (Fig. 11) are not covered. Quick: "
+            r"are reported, not decided. Complex weights (Fig. 11): li2.fig11-complex. Quick: "
             r"Z_23 and Z_41, 4 seeds; full: the paper's four sizes, 5 seeds.",
     parameters={
         "quick": {"groups": ("Z23", "Z41"), "K": 256, "p": 0.8, "lr": 5e-3, "eta": 5e-5,

@@ -32,6 +32,20 @@ irrep purity has covered a fixed fraction of the way from its initial value to 1
 (:func:`numerics.li2.deep_group_network.rise_epochs`); bottom-up means the lowest layer's comes first,
 then the next. A layer that never gets there within the budget is censored: its time is later
 than the budget, which decides an order only against an observed time.
+
+Fig. 9 (2-, 3- and 4-layer ReLU networks: deeper networks grok later, the lowest layer still
+learns distorted Fourier features): one depth sweep (the code's residual hidden layers,
+``other_layers`` = depth - 2; :func:`numerics.li2.init_sweep_points.depth_grokking_point`), the
+seeds of each depth on its batch axis and paired across depths (the same split), each trained
+until all its seeds reach test accuracy 0.5 or the budget ends. "Later": per step of depth the
+mean over seeds of :math:`\log(t_{d+1}/t_d)` with its 95% Student-t interval against the stated
+sign + (censored times as one-sided bounds). "Distorted Fourier": the lowest layer's mean node
+purity when the run ends against :math:`\tfrac12`, the level above which one frequency holds the
+majority of a node's varying power (a Fourier node has 1); the random initial layer is the
+control (a random node :math:`u(h_1)+v(h_2)` has four Gaussian coordinates per frequency, so
+its dominant share is the largest of :math:`R` Dirichlet(2, ..., 2) shares: 0.34 on average
+for the :math:`R=6` frequencies of :math:`M=13`, 0.22 at :math:`M=23`, 0.54 at :math:`M=7`),
+and a depth whose initial layer already reaches the level is undecided.
 """
 from __future__ import annotations
 
@@ -56,10 +70,17 @@ from numerics.li2.deep_group_network import (
 )
 from numerics.errors import Diverged
 from numerics.li2.group_task import group_task
+from numerics.li2.init_sweep_points import (
+    BELOW_AT_START,
+    depth_grokking_point,
+    earliest_crossing,
+    paired_log_ratio,
+)
 from numerics.li2.sweep_points import decode, deep_rises_point, encode
 from numerics.li2.trainer import Hyper
 from numerics.li2.train_splits import random_splits
 from verify import (
+    LEVEL,
     SEED,
     Assumption,
     Choice,
@@ -83,6 +104,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group, float_projectors
+from verify.claims.li2._paired import direction_evidence
 from verify.claims.li2._trained import TRAINED, record_trained
 
 # --- the paper's statements ---------------------------------------------------------------------
@@ -130,6 +152,26 @@ def stated_residual_sum(terms):
 def stated_bottom_up():
     """Learning proceeds bottom-up: layer l's purity rises before layer l+1's (+1)."""
     return 1.0
+
+
+def stated_deeper_later():
+    r"""Fig. 9: deeper networks grok later: the sign of :math:`\log(t_{d+1}/t_d)` is +1 for
+    each step of depth."""
+    return 1.0
+
+
+def stated_lowest_fourier():
+    r"""Fig. 9: the lowest layer's features remain (distorted) Fourier bases, at every depth
+    (+1 per seed: its purity ends at or above :data:`FOURIER_LEVEL`)."""
+    return 1.0
+
+
+#: A (distorted) Fourier layer: its nodes' mean purity (the dominant frequency's share of a
+#: node's varying power) is at least 1/2, i.e. one frequency holds the majority of a node's
+#: power. A Fourier node has purity 1; "distorted" allows the rest of the way down to 1/2. A
+#: random first-layer node has about 0.34 at M = 13 (module docstring): the level is decided
+#: only where the random initial layer lies below it.
+FOURIER_LEVEL = 0.5
 
 
 # --- at initialisation --------------------------------------------------------------------------
@@ -456,12 +498,104 @@ def _rise_label(r, layer: int, budget: int) -> str:
     return f"not risen by epoch {budget}" if t >= budget else f"rises at epoch {t:g}"
 
 
+# --- Fig. 9: depth ------------------------------------------------------------------------------
+
+def _depths(run: Run) -> dict[int, dict]:
+    """Per depth :math:`d` (``d - 1`` hidden layers), its seeds trained on one batch axis
+    until each has grokked or the budget is spent: one point each of one sweep (memoised,
+    so the control reuses them)."""
+    p = run.params["depth"]
+    G = build_group(p["group"])
+    setting = {"table": [list(row) for row in G.table],
+               "projectors": encode(float_projectors(G)), "seeds": list(p["seeds"]),
+               **{k: p[k] for k in ("K", "p", "lr", "eta", "top_init", "activation", "residual",
+                                    "optimizer", "loss", "budget", "chunk", "eval_every",
+                                    "thresholds", "dtype")},
+               "device": str(run.device)}
+    results = run.sweep("depth", depth_grokking_point,
+                        [{**setting, "layers": d - 1} for d in p["depths"]])
+    out = {}
+    for d, r in zip(p["depths"], results):
+        if not r["finite"]:
+            raise Diverged(f"deep network training diverged (depth {d})")
+        out[d] = r
+    return out
+
+
+def _depth(run: Run) -> Iterator[Evidence]:
+    p = run.params["depth"]
+    M = build_group(p["group"]).order
+    results = _depths(run)
+    depths = list(p["depths"])
+    for d, r in results.items():
+        record_trained(run, M, decode(r["final_train"]), decode(r["final_loss"]),
+                       where=f"depth {d}, the end of its run", name=f"depth {d}: {TRAINED}")
+    table: dict[str, dict] = {}
+    later = float(run.stated["deeper_later"]())
+    earliest = earliest_crossing(list(results.values()))
+    times_ran = run.ran(f"depth: {BELOW_AT_START}", earliest > 0,
+                        f"earliest crossing at epoch {earliest:g} (0: the test accuracy was "
+                        f"there before any step)")
+    for i, a in enumerate(p["thresholds"] if times_ran else ()):
+        times = {d: (decode(r["times"][i]["epochs"]), decode(r["times"][i]["censored"]))
+                 for d, r in results.items()}
+        for d in depths:
+            t, c = times[d]
+            table[f"depth {d}, t_{a:g}"] = {"median epochs": float(t.median()),
+                                           "reached": f"{int((~c).sum())} of {c.numel()}",
+                                           "epochs": t.tolist()}
+        for lo_d, hi_d in zip(depths, depths[1:]):
+            (t_hi, c_hi), (t_lo, c_lo) = times[hi_d], times[lo_d]
+            pr = paired_log_ratio(t_hi, c_hi, t_lo, c_lo, LEVEL)
+            R, interval = pr.ratio
+            yield direction_evidence(
+                f"depth {lo_d} -> {hi_d}, t_{a:g}: the deeper network groks later (sign of "
+                f"mean log t_{hi_d} / t_{lo_d} over seeds)", pr, later,
+                {"group": p["group"], "K": p["K"], "residual": p["residual"], "threshold": a,
+                 "ratio": R, "interval": list(interval), "seeds": len(p["seeds"]),
+                 "budget": p["budget"]})
+    stated_fourier = float(run.stated["lowest_fourier"]())
+    for d, r in results.items():
+        start, end = decode(r["purity_start"])[:, 0], decode(r["purity_end"])[:, 0]
+        table[f"depth {d}, lowest layer purity"] = {
+            "random init": start.tolist(), f"epoch {r['purity_epoch']}": end.tolist(),
+            "every layer at the end [seed][layer]": decode(r["purity_end"]).tolist()}
+        quantity = (f"depth {d}: the lowest layer remains a (distorted) Fourier basis: mean "
+                    f"node purity at epoch {r['purity_epoch']} >= {FOURIER_LEVEL:g} (+1), per seed")
+        params = {"random init": start.tolist(), "at the end": end.tolist(),
+                  "group": p["group"], "K": p["K"]}
+        # the control: a random layer must fall below the level, or the level says nothing
+        if bool((start >= FOURIER_LEVEL).any()):
+            yield undecided(Route.NUMERIC, quantity,
+                            f"the random initial layer already has purity >= "
+                            f"{FOURIER_LEVEL:g} "
+                            f"(max {float(start.max()):.3f}): the level does not separate "
+                            f"learned Fourier features from random ones",
+                            tolerance=Tolerance(0.0, "a level"), parameters=params)
+            continue
+        measured = torch.where(end >= FOURIER_LEVEL, 1.0, -1.0)
+        yield compare(Route.NUMERIC, quantity, stated=torch.full_like(measured, stated_fourier),
+                      measured=measured, metric="absolute",
+                      tolerance=Tolerance(0.0, "a level per seed: no slack"),
+                      parameters=params)
+    run.figure("Fig. 9: grokking time and lowest-layer purity by depth", table)
+    if times_ran and not run.is_control:
+        a = p["thresholds"][0]
+        run.plot(Plot(f"grokking time t_{a:g} against depth (each seed; the code's residual "
+                      f"hidden layers, {p['group']}, K = {p['K']})", x_label="depth (layers)",
+                      y_label="epochs", log_y=True,
+                      series={f"seed {s}": (depths, [table[f"depth {d}, t_{a:g}"]["epochs"][j]
+                                                     for d in depths])
+                              for j, s in enumerate(p["seeds"])}))
+
+
 def check(run: Run) -> Iterator[Evidence]:
     yield from _chain_cases(run)
     yield from _approximation(run)
     yield from _identity(run)
     yield from _residual(run)
     yield from _bottom_up(run)
+    yield from _depth(run)
 
 
 CLAIM = register(Claim(
@@ -469,11 +603,13 @@ CLAIM = register(Claim(
     paper=PAPER,
     kind="remark",
     title="§6 deeper networks: G_(L-1) ~ D_L Yt Yt^T D_L F_(L-1), bottom-up learning, "
-          "residual G_res,1 = sum_l G_l",
+          "residual G_res,1 = sum_l G_l; Fig. 9: deeper nets grok later, lowest layer Fourier",
     source="§6, Eq. 11; Fig. 9 (SOURCES §3 li2.sec6-deep, §5, §6.2)",
     statement=r"G_{L-1}=D_LG_LW_L^\top=(D_L\tilde Y\tilde Y^\top D_L)F_{L-1}(W_LW_L^\top)"
               r"\approx D_L\tilde Y\tilde Y^\top D_LF_{L-1}\ (W_LW_L^\top\approx I);\ "
-              r"\text{bottom-up learning};\ G_{{\rm res},1}=\sum_lG_l,\ G_L\text{ dominates}",
+              r"\text{bottom-up learning};\ G_{{\rm res},1}=\sum_lG_l,\ G_L\text{ dominates};\ "
+              r"\text{Fig. 9: deeper grok later, the lowest layer stays a distorted Fourier "
+              r"basis}",
     reading=r"Gate per hidden unit: D_j=diag(\sigma'(Z_{L,:j})); the product read per unit, "
             r"C\sum_jD_j\tilde Y\tilde Y^\top D_jF_{L-1}w_jw_j^\top (C from "
             r"\sigma=C\sigma'x: 1 for ReLU, 1/2 for x^2), with G_L=\tilde Y\tilde Y^\top F_L "
@@ -488,7 +624,14 @@ CLAIM = register(Claim(
             r"(gated by \prod D) plus each layer's branch. Bottom-up: purity of each layer's "
             r"pre-activations over the components of H\times H built from one irrep; a layer "
             r"'learns' when its purity has gone a quarter of the way from its initial value "
-            r"to 1.",
+            r"to 1. Fig. 9 (depths 2, 3, 4; the code's residual hidden layers, other_layers = "
+            r"d - 2, ReLU; settings not stated): 'deeper groks later' as the sign of the mean "
+            r"over paired seeds of \log(t_{d+1}/t_d) (t = first logged epoch with test "
+            r"accuracy \ge 0.5) by its 95% Student-t interval, for each step of depth; 'the "
+            r"lowest layer remains a distorted Fourier basis' as its mean node purity \ge 1/2 "
+            r"(one frequency holds the majority of a node's varying power) when the run ends "
+            r"(all seeds grokked, or the budget), decided only where the random initial "
+            r"layer lies below 1/2.",
     parameters={
         "quick": {
             # three widths: the orders measured on 32..256 (deficit -0.12 to 0.00, W W^T - I
@@ -505,7 +648,16 @@ CLAIM = register(Claim(
                       "eta": 5e-3, "init_scale": 1.0, "top_init": 1.0, "epochs": 200,
                       "eval_every": 5, "purity_every": 5, "seeds": (0, 1, 2),
                       "fraction": 0.25, "architectures": ("plain", "residual"),
-                      "activation": "relu", "optimizer": "adam"}},
+                      "activation": "relu", "optimizer": "adam"},
+            # Fig. 9 (settings not stated): the code's residual hidden layers
+            # (other_layers = d - 2), ReLU; Z_13 (a random first-layer node has purity ~0.33
+            # there: 6 frequencies) at the width and steps of the training above, where
+            # depths 2, 3, 4 grok at about 75, 130 and 230 epochs
+            "depth": {"group": "Z13", "depths": (2, 3, 4), "K": 64, "p": 0.8, "lr": 1e-2,
+                      "eta": 5e-3, "top_init": 1.0, "activation": "relu", "residual": True,
+                      "optimizer": "adam", "loss": "mse_class", "seeds": tuple(range(6)),
+                      "budget": 500, "chunk": 25, "eval_every": 5, "thresholds": (0.5,),
+                      "dtype": "float32"}},
         "full": {
             "init": {"group": "Z23", "p": 0.9, "layers": 3,
                      "widths": (64, 128, 256, 512, 1024, 2048), "chain_widths": (32, 128),
@@ -516,11 +668,17 @@ CLAIM = register(Claim(
                       "eta": 1e-3, "init_scale": 1.0, "top_init": 1.0, "epochs": 3000,
                       "eval_every": 10, "purity_every": 10, "seeds": tuple(range(5)),
                       "fraction": 0.25, "architectures": ("plain", "residual"),
-                      "activation": "relu", "optimizer": "adam"}},
+                      "activation": "relu", "optimizer": "adam"},
+            "depth": {"group": "Z23", "depths": (2, 3, 4), "K": 512, "p": 0.8, "lr": 5e-3,
+                      "eta": 1e-3, "top_init": 1.0, "activation": "relu", "residual": True,
+                      "optimizer": "adam", "loss": "mse_class", "seeds": tuple(range(5)),
+                      "budget": 3000, "chunk": 50, "eval_every": 5, "thresholds": (0.5, 0.99),
+                      "dtype": "float32"}},
     },
     stated={"chain": stated_chain, "width_order": stated_width_order,
             "identity_order": stated_identity_order, "residual_sum": stated_residual_sum,
-            "bottom_up": stated_bottom_up},
+            "bottom_up": stated_bottom_up, "deeper_later": stated_deeper_later,
+            "lowest_fourier": stated_lowest_fourier},
     check=check,
     control=NegativeControl("the gate on one side only: D_L Yt Yt^T F_(L-1) W_L W_L^T",
                             {"chain": one_sided_chain}),
@@ -538,6 +696,7 @@ CLAIM = register(Claim(
                                                                      ("relu", "x2"))),
            "train.layers": IntRange(2, 4), "train.group": Choice(("Z7", "Z11", "Z13")),
            "train.K": IntRange(16, 128), "train.lr": LogUniform(1e-3, 1.0),
-           "train.eta": LogUniform(1e-4, 5e-2), "seed": SEED},
+           "train.eta": LogUniform(1e-4, 5e-2), "depth.group": Choice(("Z13", "Z11", "Z17")),
+           "depth.K": IntRange(32, 128), "seed": SEED},
     tags=("training",),
 ))
