@@ -18,7 +18,12 @@ writes a non-finite one as the string ``'nan'``, ``'inf'`` or ``'-inf'``).
 * :func:`optimiser_width_point` (``li2.fig8``): one optimiser at one width, its seeds x
   learning rates on the batch axis; the test curves and the final training fit;
 * :func:`grokking_series_point` (``li2.fig3``): one seed, its weight decays on the batch axis,
-  with the gradient, Gram and update diagnostics; the history series the claim summarises.
+  with the gradient, Gram and update diagnostics; the history series the claim summarises;
+* :func:`lock_in_point` (``li2.x.lock-in``): one activation, its runs (seeds x weight decays x
+  training fractions) on the batch axis, trained one step at a time; the third party's
+  lock-in levels and level metric along training (:mod:`numerics.li2.lock_in`);
+* :func:`gradient_spectrum_point` (``li2.thm7``): one configuration, its seeds on the batch
+  axis; per checkpoint the spectrum of G_F over the target's irreps and the nodes per irrep.
 
 A run that diverges is not an error of the point: its result says ``"finite": False`` and the
 claim decides what that means (an inconclusive verdict).
@@ -32,7 +37,18 @@ import numpy as np
 import torch
 
 from numerics.li2.deep_group_network import DeepConfig, DeepGroupTrainer, rise_epochs
+from numerics.li2.gradient_spectrum import (
+    Checkpointed,
+    alignment,
+    checkpoint_epochs,
+    counts,
+    node_components,
+    target_power,
+)
 from numerics.li2.grokking_time import grokking_times, train_until
+from numerics.li2.loss_hessian import TrainingPairs, sharpness
+from numerics.li2.memorisation_kinds import classify
+from numerics.li2.lock_in import UpdateWindow, gap_ratio, level_metric
 from numerics.li2.repulsion_along_training import at_checkpoints, sample_centred_features
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
@@ -65,12 +81,14 @@ def _dtype(name: str) -> torch.dtype:
 
 def thm6_trainer(table: Sequence[Sequence[int]], seeds: Sequence[int], point: Mapping[str, Any]
                  ) -> GroupTrainer:
-    """The two-layer network of ``li2.thm6-training`` (x^2, class-centred MSE, Adam) on
-    ``table`` with ``seeds`` on the batch axis, at the hyperparameters of ``point`` (``K``,
-    ``p``, ``lr``, ``weight_decay``, ``eval_every``, ``device``, ``dtype``)."""
+    """The two-layer network of ``li2.thm6-training`` (x^2, or ``point["activation"]`` where
+    given; class-centred MSE, Adam) on ``table`` with ``seeds`` on the batch axis, at the
+    hyperparameters of ``point`` (``K``, ``p``, ``lr``, ``weight_decay``, ``eval_every``,
+    ``device``, ``dtype``)."""
     hyper = Hyper.grid(seed=list(seeds), eta=[point["weight_decay"]], p=[point["p"]],
                        lr=[point["lr"]])
-    config = TrainConfig(K=point["K"], activation="x2", loss="mse_class",
+    config = TrainConfig(K=point["K"], activation=point.get("activation", "x2"),
+                         loss="mse_class",
                          eval_every=point["eval_every"], diag_every=point["eval_every"],
                          diagnostics=())
     return GroupTrainer(table, hyper, config, device=point["device"],
@@ -114,7 +132,10 @@ def grokking_point(point: Mapping[str, Any]) -> dict[str, Any]:
     epochs have run (:func:`numerics.li2.grokking_time.train_until`). Returns whether the final
     losses are finite, the final training accuracy and loss, and per threshold (in the order of
     ``thresholds``) the grokking times, their censoring, the run's length and the logging
-    interval."""
+    interval. With ``alignment`` (``{"every", "window"}``, default none) also
+    ``cos(G_F, Yt Yt^T Ft)`` and ``||G_F||`` (:func:`numerics.li2.gradient_spectrum.alignment`)
+    every ``every`` epochs up to ``window`` and at each chunk's end after, as ``"alignment"``
+    (``{"epochs", "global_cos", "gf_norm"}``, values ``(C, B)``); the training is the same."""
     hyper = Hyper.batch(seed=list(point["seeds"]),
                         **{k: point[k] for k in ("p", "eta", "lr", "top_init", "out_scale")})
     config = TrainConfig(K=point["K"], activation=point["activation"], loss=point["loss"],
@@ -123,7 +144,15 @@ def grokking_point(point: Mapping[str, Any]) -> dict[str, Any]:
                          diagnostics=())
     trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
                            dtype=_dtype(point["dtype"]))
-    return grokking_record(trainer.train, point)
+    if point.get("alignment") is None:
+        return grokking_record(trainer.train, point)
+    a = point["alignment"]
+    tracked = Checkpointed(trainer, checkpoint_epochs(a["every"], a["window"], point["chunk"],
+                                                      point["budget"]), alignment)
+    record = grokking_record(tracked.train, point)
+    epochs, cos = tracked.series("global_cos")
+    return {**record, "alignment": {"epochs": encode(epochs), "global_cos": encode(cos),
+                                    "gf_norm": encode(tracked.series("gf_norm")[1])}}
 
 
 def grokking_record(train: Any, point: Mapping[str, Any]) -> dict[str, Any]:
@@ -237,3 +266,159 @@ def grokking_series_point(point: Mapping[str, Any]) -> dict[str, Any]:
         epochs, values = trainer.history.series(name)
         out[name] = {"epochs": encode(epochs), "values": encode(values)}
     return out
+
+
+# --- li2.x.lock-in ----------------------------------------------------------------------------------
+
+def lock_in_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The runs ``point["runs"]`` (each ``{"seed", "eta", "p"}``) of the two-layer network
+    (``activation``, class-centred MSE, Adam at ``lr``) on ``table`` for ``epochs`` steps, one
+    at a time, so that every first-layer change enters a :class:`UpdateWindow` of the largest
+    of ``windows``. Per epoch (row t: after t steps): test accuracy and
+    :math:`\\sigma_2/\\sigma_3` of each window (``ratio[w]``, their ``eigvalsh`` route);
+    :math:`\\rho` (the trainer's ``fft_dist``) every ``rho_every``. At the epochs
+    ``checks`` (multiples of ``rho_every``): the same ratios by the SVD route with the rounding bound of their difference,
+    and :math:`\\rho` recomputed in float64 from the features (both readings). Also the
+    norm of every change (``norms``, row t - 1: step t)."""
+    runs = point["runs"]
+    hyper = Hyper.batch(seed=[r["seed"] for r in runs], eta=[r["eta"] for r in runs],
+                        p=[r["p"] for r in runs], lr=point["lr"])
+    config = TrainConfig(K=point["K"], activation=point["activation"], loss="mse_class",
+                         eval_every=1, diag_every=point["rho_every"], diagnostics=("gram",))
+    trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
+                           dtype=_dtype(point["dtype"]))
+    B, windows, checks = len(runs), list(point["windows"]), set(point["checks"])
+    if any(e % point["rho_every"] for e in checks):
+        raise ValueError(f"checks: {sorted(checks)} must be multiples of rho_every")
+    window = UpdateWindow(B, trainer.W[0].numel(), max(windows), device=trainer.device)
+    nan = torch.full((B,), float("nan"), dtype=torch.float64)
+    ratios = {w: [nan] for w in windows}
+    svd = {w: {"epochs": [], "eig": [], "svd": [], "bound": []} for w in windows}
+    rho_check = {"epochs": [], "raw": [], "centred": []}
+    norms = []
+    real = trainer.train_set.weight > 0
+    for t in range(1, point["epochs"] + 1):
+        before = trainer.W.to(torch.float64, copy=True)        # W is updated in place
+        trainer.train(1, record_last=False)
+        change = trainer.W.to(torch.float64) - before
+        norms.append(torch.linalg.vector_norm(change, dim=(-2, -1)).cpu())
+        window.push(change)
+        for w in windows:
+            ratios[w].append(gap_ratio(window.levels(w)).cpu())
+            if t in checks:
+                svd[w]["epochs"].append(t)
+                svd[w]["eig"].append(ratios[w][-1])
+                svd[w]["svd"].append(gap_ratio(window.levels_svd(w)).cpu())
+                svd[w]["bound"].append(window.rounding(w).cpu())
+        if t in checks:
+            F = trainer.forward_snapshot().F.to(torch.float64)
+            values = [level_metric(F[b][real[b]]) for b in range(B)]
+            rho_check["epochs"].append(t)
+            for k in ("raw", "centred"):
+                rho_check[k].append(torch.stack([v[k] for v in values]).cpu())
+    trainer.train(0)
+    _, test_acc = trainer.history.series("test_acc")
+    rho_epochs, rho = trainer.history.series("fft_dist")
+    _, train_acc = trainer.history.series("train_acc")
+    _, train_loss = trainer.history.series("train_loss")
+    rho_at = {int(e): i for i, e in enumerate(rho_epochs)}
+
+    def stacked(rows: list[torch.Tensor]) -> dict[str, Any]:
+        return encode(torch.stack(rows) if rows else torch.zeros(0, B, dtype=torch.float64))
+
+    return {"finite": bool(torch.isfinite(train_loss[-1]).all()),
+            "test_acc": encode(test_acc), "train_acc": encode(train_acc[-1]),
+            "train_loss": encode(train_loss[-1]),
+            "rho": {"epochs": encode(rho_epochs), "values": encode(rho)},
+            "ratio": {str(w): encode(torch.stack(r)) for w, r in ratios.items()},
+            "norms": encode(torch.stack(norms)),
+            "svd": {str(w): {"epochs": s["epochs"], **{k: stacked(s[k]) for k in
+                                                      ("eig", "svd", "bound")}}
+                    for w, s in svd.items()},
+            "rho_check": {"epochs": rho_check["epochs"],
+                          "raw": stacked(rho_check["raw"]),
+                          "centred": stacked(rho_check["centred"]),
+                          "trainer": stacked([rho[rho_at[e]] for e in rho_check["epochs"]])}}
+
+
+# --- li2.thm7 -------------------------------------------------------------------------------------
+
+def gradient_spectrum_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The two-layer network (x^2, class-centred MSE, Adam at ``lr``, weight decay ``eta``,
+    training fraction ``p``, width ``K``) on the group ``table`` with its ``seeds`` on the
+    batch axis, ``epochs`` epochs; at the checkpoints (every ``every`` epochs up to ``window``,
+    then every ``late_every``) the power of G_F per real component (``projectors``, an
+    :func:`encode` record; :func:`numerics.li2.gradient_spectrum.target_power`), the nodes
+    per component (:func:`~numerics.li2.gradient_spectrum.node_components`) and ||G_F||.
+    Returns them (``(C, B, J)``, ``(C, B, J)``, ``(C, B)``) with the checkpoint epochs, the
+    training accuracy there and the final training loss."""
+    P = decode(point["projectors"])
+    hyper = Hyper.batch(seed=list(point["seeds"]), eta=point["eta"], lr=point["lr"],
+                        p=point["p"])
+    config = TrainConfig(K=point["K"], activation="x2", loss="mse_class",
+                         eval_every=point["every"], diag_every=point["every"], diagnostics=())
+    trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
+                           dtype=_dtype(point["dtype"]))
+
+    def measure(s: Any) -> dict[str, torch.Tensor]:
+        return {"power": target_power(s, P), "gf_norm": alignment(s)["gf_norm"],
+                "nodes": counts(node_components(s.W, P), P.shape[0])}
+
+    tracked = Checkpointed(trainer, checkpoint_epochs(point["every"], point["window"],
+                                                      point["late_every"], point["epochs"]),
+                           measure)
+    history = tracked.train(point["epochs"])
+    epochs, power = tracked.series("power")
+    logged, acc = history.series("train_acc")
+    at = [logged.tolist().index(e) for e in epochs.tolist()]
+    _, loss = history.series("train_loss")
+    return {"epochs": encode(epochs), "power": encode(power),
+            "nodes": encode(tracked.series("nodes")[1]),
+            "gf_norm": encode(tracked.series("gf_norm")[1]), "train_acc": encode(acc[at]),
+            "final_loss": encode(loss[-1])}
+
+
+# --- li2.sec8-discussion ------------------------------------------------------------------------
+
+def endpoint_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """One configuration (``p``, ``eta``, ``lr``; x^2, class-centred MSE, ``optimizer``) at
+    width ``K`` on the group ``table``, its ``seeds`` on the batch axis, trained ``epochs``
+    epochs. Returns ``{"finite": False}`` when a final training loss is not finite; else per
+    run the final training and test accuracy and training loss, the node kinds
+    (:func:`numerics.li2.memorisation_kinds.classify`: shares, focus, initial alignment,
+    training-pair share, kind) and, at the balanced weights, the ``top`` largest eigenvalues
+    of the training loss's Hessian, its Euler floor and the squared norm
+    (:func:`numerics.li2.loss_hessian.sharpness`, float64)."""
+    hyper = Hyper.batch(seed=list(point["seeds"]), p=point["p"], eta=point["eta"],
+                        lr=point["lr"])
+    config = TrainConfig(K=point["K"], activation="x2", loss="mse_class",
+                         optimizer=OptimizerSpec(point["optimizer"]),
+                         eval_every=point["epochs"], diag_every=point["epochs"],
+                         diagnostics=())
+    trainer = GroupTrainer(point["table"], hyper, config, device=point["device"],
+                           dtype=_dtype(point["dtype"]))
+    W0 = trainer.W.clone()
+    history = trainer.train(point["epochs"])
+    _, loss = history.series("train_loss")
+    if not bool(torch.isfinite(loss[-1]).all()):
+        return {"finite": False}
+    M, S = trainer.task.M, trainer.train_set
+    W, V = trainer.W.cpu(), trainer.V.cpu()
+    pairs = torch.zeros(len(hyper), M * M, dtype=torch.bool)
+    runs = []
+    for b in range(len(hyper)):
+        real = S.weight[b] > 0
+        index = S.index[b][real].cpu()
+        pairs[b, index] = True
+        data = TrainingPairs(index // M, index % M, S.target[b][real].cpu(), M)
+        sh = sharpness(W[b], V[b], data, point["top"])
+        runs.append({"eigenvalues": sh.eigenvalues.tolist(), "floor": sh.floor,
+                     "norm_sq": sh.norm_sq})
+    kinds = classify(W.double(), V.double(), W0.cpu().double(), pairs.view(-1, M, M))
+    _, train_acc = history.series("train_acc")
+    _, test_acc = history.series("test_acc")
+    return {"finite": True, "train_acc": encode(train_acc[-1]), "test_acc": encode(test_acc[-1]),
+            "train_loss": encode(loss[-1]), "thm5_share": encode(kinds.thm5_share),
+            "random_share": encode(kinds.random_share), "focus": encode(kinds.focus),
+            "alignment": encode(kinds.alignment), "pair_share": encode(kinds.pair_share),
+            "kinds": list(kinds.kinds), "hessian": runs}

@@ -25,6 +25,8 @@ from verify.claims.li2.sec7_predictions import (
     sign_evidence,
     slope_evidence,
 )
+from numerics.li2.sweep_points import grokking_point
+from verify.claims.li2._groups import build_group
 from verify.claims.li2._trained import TRAINED
 from verify.registry import get
 from verify.runner import run_claim
@@ -41,7 +43,8 @@ def _items(result, factor):
 
 
 def test_holds_and_fails_on_the_documented_items(quick):
-    assert len(quick.evidence) == 2 * 8                     # 8 predictions x 2 thresholds
+    # 8 predictions x 2 thresholds, and the early alignment at eta = 0 and the 4 Adam etas
+    assert len(quick.evidence) == 2 * 8 + 5
     for factor in ("init scale", "training fraction", "learning rate", "(the optimiser's)"):
         assert all(e.ok is True for e in _items(quick, factor)), factor
     # the findings: beta > 1 slows grokking, and so does a smaller width
@@ -62,6 +65,34 @@ def test_each_passing_route_can_fail(quick, form, wrong):
     failed = {e.quantity for e in result.evidence if e.ok is False}
     before = {e.quantity for e in quick.evidence if e.ok is False}
     assert failed - before
+
+
+def test_g_f_is_dominated_by_the_label_direction_early_with_and_without_weight_decay(quick):
+    """Prop. 1 (rebuttal): before ||G_F|| peaks its cosine with Yt Yt^T Ft exceeds 1/sqrt(2)
+    (about 0.84 at eta = 0, 0.87 at the largest eta) for about 10-15 epochs; late in the run
+    it is near 0 at eta = 0 and back to about 0.5-0.65 at eta > 0 (reported)."""
+    items = _items(quick, "Prop. 1")
+    assert len(items) == 5 and all(e.ok is True for e in items)
+    assert "eta = 0 " in items[0].quantity + " "
+    zero = quick.figures[next(k for k in quick.figures if k.startswith("cos(G_F"))]["eta=0"]
+    assert max(abs(c) for c in zero["cos at the last checkpoint"]) < 0.2
+    control = [e for e in quick.control.evidence if "Prop. 1" in e.quantity]
+    assert control and all(e.ok is False for e in control)
+
+
+def test_logging_the_alignment_leaves_the_grokking_times_as_they_are():
+    claim = get("li2.sec7-predictions")
+    p = claim.parameters["quick"]
+    table = [list(r) for r in build_group("Z7").table]
+    point = {"table": table, "seeds": [0, 1], "optimizer": "adam", "K": 16, "p": 0.6,
+             "eta": 3e-3, "lr": 1e-2, "top_init": 1.0, "out_scale": 1.0, "activation": "x2",
+             "loss": "mse_class", "eval_every": 5, "budget": 60, "chunk": 25,
+             "thresholds": [0.5], "device": "cpu", "dtype": "float32"}
+    plain = grokking_point(point)
+    tracked = grokking_point({**point, "alignment": {"every": 5, "window": 20}})
+    assert tracked.pop("alignment")["epochs"]["values"] == [0, 5, 10, 15, 20, 25, 50]
+    assert plain == tracked
+    assert p["alignment"]["every"] % p["eval_every"] == 0
 
 
 def test_every_quick_run_trained_beyond_chance(quick):

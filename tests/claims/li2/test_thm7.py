@@ -36,7 +36,10 @@ from theory.li2.top_down import (
     exact_residual,
     power_basis,
 )
-from verify.claims.li2.thm7 import stated_reconstruction
+from numerics.li2.sweep_points import decode, encode, gradient_spectrum_point
+from verify import Tolerance
+from verify.claims.li2._interval_side import side_evidence
+from verify.claims.li2.thm7 import _post_peak_correlations, stated_reconstruction
 from verify.claims.li2._groups import build_group, float_projectors
 from verify.registry import get
 from verify.run import Run
@@ -60,7 +63,7 @@ def test_thm7_fails_only_where_a_missing_irrep_has_dimension_two(thm7_result):
     failed = failed_quantities(r.evidence)
     for e in r.evidence:
         q = e.quantity
-        abelian = q.startswith(("Z5", "Z7"))
+        abelian = q.startswith(("Z5", "Z7", "Z23"))
         if "Pi_k" in q or "Yhat" in q or "outside the components" in q or abelian:
             assert e.ok is True, q
         else:  # D3 (sign learned) and D4 (two 1-d learned) miss a 2-d irrep
@@ -92,9 +95,42 @@ def test_thm7_control_fails_every_route_it_touches(thm7_result):
             assert e.quantity in failed, e.quantity
 
 
+def test_thm7_training_g_f_spectrum_leads_the_frequencies_learned(thm7_result):
+    """Z23, K = 32, 8 seeds: after the peak of ||G_F|| its power per frequency anti-ranks the
+    nodes held (mean Spearman about -0.5) and ranks the nodes gained later (about +0.4); the
+    control (modulation toward the learned frequencies) fails both."""
+    items = [e for e in thm7_result.evidence if "training" in e.quantity]
+    assert len(items) == 2 and all(e.ok is True for e in items)
+    held, gained = (e.measured["mean"] for e in items)
+    assert held < -0.3 and gained > 0.25
+    control = [e for e in thm7_result.control.evidence if "training" in e.quantity]
+    assert len(control) == 2 and all(e.ok is False for e in control)
+
+
+def test_thm7_training_shuffled_frequencies_do_not_pass():
+    """A shuffled frequency assignment (G_F's power moved one frequency on) ranks nothing:
+    its interval contains 0 (undecided), in both directions."""
+    claim = get("li2.thm7")
+    t = claim.parameters["quick"]["training"]
+    G = build_group(t["groups"][0])
+    P = float_projectors(G, "cpu", torch.float32)
+    r = gradient_spectrum_point({
+        "table": [list(row) for row in G.table], "seeds": list(t["seeds"]), "K": t["K"],
+        "p": t["p"], "eta": t["eta"], "lr": t["lr"], "epochs": t["epochs"],
+        "every": t["every"], "window": t["window"], "late_every": t["late_every"],
+        "projectors": encode(P), "device": "cpu", "dtype": "float32"})
+    series = [decode(r[k]) for k in ("epochs", "power", "nodes", "gf_norm")]
+    J = P.shape[0]
+    shuffled = torch.roll(torch.arange(1, J), 1)
+    _, gained, _ = _post_peak_correlations(*series, order=shuffled)
+    tol = Tolerance(0.0, "sign")
+    for side in (1.0, -1.0):
+        assert side_evidence("shuffled", gained.tolist(), 0.0, side, tol, {}).ok is not True
+
+
 def _evidence_with(overrides, cases):
     claim = get("li2.thm7")
-    params = {**claim.parameters["quick"], "cases": cases, "probe_etas": ()}
+    params = {**claim.parameters["quick"], "cases": cases, "probe_etas": (), "training": None}
     run = Run(claim_id=claim.id, fidelity="quick", params=params,
               stated={**claim.stated, **overrides}, seed=0, device=torch.device("cpu"),
               dtype=torch.float64)

@@ -21,9 +21,25 @@ when it lies on the other side, undecided when it contains 0. The weight-decay s
 grokking within the budget) enter with the budget as a lower bound of their time; the slope is
 then a one-sided bound (:func:`numerics.li2.grokking_time.censoring_side`), used only on the side it
 bounds: a decision the bound does not support is undecided, never guessed.
+
+:math:`G_F` along the sweeps (the ICLR review points, SOURCES §1.1). Every configuration, and the
+base one at :math:`\eta=0` (trained ``alignment.budget`` epochs; it need not grok), logs
+:math:`\cos(G_F,\tilde Y\tilde Y^\top\tilde F)` and :math:`\|G_F\|` every
+``alignment.every`` epochs through ``alignment.window``, then at each chunk's end
+(:func:`numerics.li2.gradient_spectrum.alignment`; the training and its grokking times are
+those of the unlogged run). Stated (Prop. 1, added for reviewer aGxx): early on :math:`G_F`
+is dominated by :math:`\tilde Y\tilde Y^\top\tilde F`, at :math:`\eta=0` and at
+:math:`\eta>0`. "Early": after 0 and up to the checkpoint where :math:`\|G_F\|` peaks (the
+end of its rise, Prop. 1's claim 4); "dominated": a cosine above :math:`1/\sqrt2` (the part
+along :math:`\tilde Y\tilde Y^\top\tilde F` outweighs the rest); decided per weight decay
+on the t-interval over seeds of each seed's largest early cosine. Reported, not decided: how
+long the cosine stays above :math:`1/\sqrt2` and its value at the end, per :math:`\eta`;
+for reviewer sYi6, the peak of :math:`\|G_F\|`, its epoch and the early cosine along each
+factor's grid (the paper ties the factors to :math:`G_F` in words, not in a testable law).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +48,7 @@ import numpy as np
 import torch
 
 from numerics.errors import Diverged
+from numerics.li2.gradient_spectrum import first_run_above
 from numerics.li2.grokking_time import EXACT, LOWER, UPPER, censoring_side
 from numerics.li2.sweep_points import decode, grokking_point
 from numerics.li2.train_splits import train_count
@@ -57,6 +74,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._interval_side import side_evidence
 from verify.claims.li2._trained import record_trained
 
 # --- the paper's predictions (§7 table) ---------------------------------------------------------
@@ -103,7 +121,21 @@ def stated_lr_sign():
     return -1.0
 
 
-REVERSED = {"eta_slope": lambda: 1.0, "alpha_sign": lambda: -1.0, "beta_sign": lambda: 1.0,
+def stated_early_alignment():
+    r"""Prop. 1 (added in the rebuttal to reviewer aGxx): early in training
+    :math:`G_F(t)=t\tilde Y\tilde Y^\top\tilde F+O(\alpha)+O(\alpha t)+O(t^2)` is dominated
+    by :math:`\tilde Y\tilde Y^\top\tilde F`, at :math:`\eta=0` as at :math:`\eta>0` (its
+    leading term does not involve :math:`\eta`): the cosine lies above the level
+    :data:`DOMINANT` (side +1)."""
+    return 1.0
+
+
+#: "Dominated": the component of G_F along Yt Yt^T Ft is larger than the rest,
+#: cos^2 > 1 - cos^2, i.e. cos > 1/sqrt(2).
+DOMINANT = 2 ** -0.5
+
+REVERSED = {"early_alignment": lambda: -1.0, "eta_slope": lambda: 1.0,
+            "alpha_sign": lambda: -1.0, "beta_sign": lambda: 1.0,
             "beta_over_alpha_sign": lambda: -1.0, "width_sign": lambda: -1.0,
             "data_sign": lambda: 1.0, "lr_sign": lambda: 1.0}
 
@@ -172,6 +204,9 @@ class Times:
     batch_sizes: dict[str, int]
     final_train: dict[Point, torch.Tensor]   # training accuracy at the end of each run
     final_loss: dict[Point, torch.Tensor]
+    #: per configuration (and the base at eta = 0): checkpoint epochs, cos(G_F, Yt Yt^T Ft)
+    #: and ||G_F|| (``(C, S)`` each)
+    alignment: dict[Point, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
 
 def _label(pt: Point) -> str:
@@ -187,15 +222,20 @@ def _times(run: Run) -> Times:
     (every run depends only on its own configuration and seed)."""
     p = run.params
     configs = sorted({pt for pts in grid_points(p).values() for pt in pts})
+    zero = zero_eta_point(p)
     table = [list(row) for row in build_group(p["group"]).table]
     seeds = list(p["seeds"])
     points = [{"table": table, "seeds": seeds, **dict(zip(FIELDS, pt)), "K": int(pt[1]),
                "activation": p["activation"], "loss": p["loss"], "eval_every": p["eval_every"],
-               "budget": p["gradient_descent"]["budget"] if pt[0] == "sgd" else p["budget"],
+               "budget": (p["alignment"]["budget"] if pt == zero else
+                          p["gradient_descent"]["budget"] if pt[0] == "sgd" else p["budget"]),
                "chunk": p["chunk"], "thresholds": list(p["thresholds"]),
+               "alignment": {k: p["alignment"][k] for k in ("every", "window")},
                "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
-              for pt in configs]
+              for pt in configs + [zero]]
     results = run.sweep("training", grokking_point, points)
+    alignment = {pt: tuple(decode(r["alignment"][k]) for k in ("epochs", "global_cos", "gf_norm"))
+                 for pt, r in zip(configs + [zero], results)}
     epochs, censored, sizes, final_train, final_loss = {}, {}, {}, {}, {}
     budget = resolution = 0
     for pt, r in zip(configs, results):
@@ -208,7 +248,13 @@ def _times(run: Run) -> Times:
             budget, resolution = max(budget, g["budget"]), max(resolution, g["resolution"])
             epochs[(pt, a)] = decode(g["epochs"])
             censored[(pt, a)] = decode(g["censored"])
-    return Times(epochs, censored, budget, resolution, sizes, final_train, final_loss)
+    return Times(epochs, censored, budget, resolution, sizes, final_train, final_loss, alignment)
+
+
+def zero_eta_point(p: Mapping[str, Any]) -> Point:
+    """The base configuration without weight decay: trained only for the alignment of G_F
+    (``alignment.budget`` epochs; it need not grok)."""
+    return _point({**p["base"], "K": p["K"], "optimizer": p["optimizer"]}, eta=0.0)
 
 
 # --- evidence -----------------------------------------------------------------------------------
@@ -298,6 +344,88 @@ def slope_evidence(quantity: str, cf: CensoredFit, stated: float,
                      note="censored runs: the interval bounds the slope from one side")]
 
 
+@dataclass(frozen=True)
+class EarlyGF:
+    """Per seed: the checkpoint at which ||G_F|| peaks (the end of its early rise, Prop. 1's
+    claim 4), the largest cosine of G_F with Yt Yt^T Ft after 0 and up to it, and the peak."""
+
+    peak_epoch: torch.Tensor
+    early_cos: torch.Tensor
+    peak_norm: torch.Tensor
+
+
+def early_gf(epochs: torch.Tensor, cos: torch.Tensor, norm: torch.Tensor) -> EarlyGF:
+    """:class:`EarlyGF` from the checkpoint series (``(C, S)``). Epoch 0 is left out: there
+    :math:`G_F(0)` is the initialisation's :math:`O(\alpha)` term, which Prop. 1 does not
+    describe; a seed whose ||G_F|| peaks at 0 has no early rise, and its cosine is nan."""
+    peak = norm.argmax(0)
+    later = (epochs > 0)[:, None] & (torch.arange(len(epochs))[:, None] <= peak[None, :])
+    early = torch.where(later, cos.double(), -math.inf).amax(0)
+    # ||G_F|| largest at initialisation (a large alpha: the O(alpha) term dominates): no rise
+    early = torch.where(later.any(0), early, math.nan)
+    return EarlyGF(epochs[peak].double(), early, norm.double().amax(0))
+
+
+def _alignment_evidence(run: Run, T: Times) -> Iterator[Evidence]:
+    r"""Reviewer aGxx: :math:`\cos(G_F,\tilde Y\tilde Y^\top\tilde F)` along training at
+    :math:`\eta=0` and :math:`\eta>0` (the stated early dominance per weight decay, the time
+    it lasts and the late value reported); reviewer sYi6: the early :math:`G_F` along each
+    factor's grid (reported)."""
+    p = run.params
+    base = _point({**p["base"], "K": p["K"], "optimizer": p["optimizer"]})
+    etas = [zero_eta_point(p)] + sorted(pt for pt in grid_points(p)["eta"])
+    tol = Tolerance(0.0, "the whole 95% interval over seeds above 1/sqrt(2): the part of G_F "
+                         "along Yt Yt^T Ft outweighs the rest")
+    curves, lasting = {}, {}
+    for pt in etas:
+        e, cos, norm = T.alignment[pt]
+        early = early_gf(e, cos, norm)
+        yield side_evidence(
+            f"Prop. 1 (rebuttal to aGxx): early cos(G_F, Yt Yt^T Ft) > 1/sqrt(2) at eta = "
+            f"{pt[3]:g}", early.early_cos.tolist(), DOMINANT,
+            float(run.stated["early_alignment"]()), tol,
+            {"configuration": _label(pt), "early": "0 < t <= the epoch of the peak of ||G_F||",
+             "peak epochs": early.peak_epoch.tolist(), "checkpoint every":
+             p["alignment"]["every"]})
+        start, stop = first_run_above(e.tolist(), cos, DOMINANT)
+        lasting[f"eta={pt[3]:g}"] = {
+            "epochs above 1/sqrt(2), per seed": (stop - start).tolist(),
+            "from, to": [start.tolist(), stop.tolist()],
+            "early max cos": early.early_cos.tolist(), "peak ||G_F||": early.peak_norm.tolist(),
+            "cos at the last checkpoint": cos[-1].tolist(), "last checkpoint": int(e[-1])}
+        curves[f"eta={pt[3]:g}"] = (e.tolist(), cos.double().median(1).values.tolist())
+    run.figure("cos(G_F, Yt Yt^T Ft) per weight decay (base configuration): how long it stays "
+               "above 1/sqrt(2) (to the checkpoint resolution) and its late value", lasting)
+    if not run.is_control:
+        run.plot(Plot("cos(G_F, Yt Yt^T Ft) along training, base configuration (median over "
+                      f"{len(p['seeds'])} seeds)", x_label="epoch",
+                      y_label="cos(G_F, Yt Yt^T Ft)", series=curves,
+                      references=(Reference("1/sqrt(2): dominated", y=DOMINANT),)))
+    factors, rel = {}, {}
+    values = grid_values(p)
+    ref = float(early_gf(*T.alignment[base]).peak_norm.median())
+    for name, (_, label) in PREDICTIONS.items():
+        rows = []
+        for x, pt in sorted(zip(values[name], grid_points(p)[name])):
+            e, cos, norm = T.alignment[pt]
+            early = early_gf(e, cos, norm)
+            rows.append({"value": x, "median peak ||G_F||": float(early.peak_norm.median()),
+                         f"median ||G_F|| at epoch {int(e[1])}": float(norm[1].median()),
+                         "median early max cos": float(early.early_cos.median()),
+                         "median peak epoch": float(early.peak_epoch.median())})
+        factors[label] = rows
+        if name in ("alpha", "beta", "K", "p", "lr") and base in grid_points(p)[name]:
+            x0 = next(x for x, pt in zip(values[name], grid_points(p)[name]) if pt == base)
+            rel[label] = ([r["value"] / x0 for r in rows],
+                          [r["median peak ||G_F||"] / ref for r in rows])
+    run.figure("early G_F along each factor's grid (reviewer sYi6; reported, not decided)",
+               factors)
+    if not run.is_control and rel:
+        run.plot(Plot("peak ||G_F|| (its early rise) against each factor, relative to the base "
+                      "configuration (median over seeds)", x_label="factor / its base value",
+                      y_label="peak ||G_F|| / the base's", log_x=True, log_y=True, series=rel))
+
+
 def check(run: Run) -> Iterator[Evidence]:
     p = run.params
     M = build_group(p["group"]).order
@@ -350,6 +478,7 @@ def check(run: Run) -> Iterator[Evidence]:
                           y_label="epochs to the test-accuracy threshold", log_x=True,
                           log_y=True, series=curves, references=tuple(slope)))
     run.figure("grokking times per prediction (epochs, seeds x grid; censored = budget)", table)
+    yield from _alignment_evidence(run, T)
     run.figure("runs", {"longest run (epochs)": T.budget, "logging interval": T.resolution,
                         "runs per trainer (one configuration, its seeds)": T.batch_sizes})
 
@@ -360,11 +489,14 @@ CLAIM = register(Claim(
     kind="remark",
     title="§7: grokking time vs weight decay, init scale, output scale, width, data and "
           "learning rate",
-    source="§7 (table of factors), App. C.3 for beta, Lemma 1 for K, Thm. 4 for n",
+    source="§7 (table of factors), App. C.3 for beta, Lemma 1 for K, Thm. 4 for n; Prop. 1 "
+           "and the ICLR 2026 rebuttal (reviewers aGxx, sYi6) for G_F along the sweeps",
     statement=r"t_{\rm grok}\sim1/\eta;\ \text{small }\alpha\text{ speeds up};\ \beta>1\ "
               r"\text{speeds up, too large }\beta/\alpha\text{ hurts};\ \text{very large }K\ "
               r"\text{slows (NTK)};\ \text{more data is faster};\ \text{a larger learning rate "
-              r"strengthens }G_F(t)\approx t\tilde Y\tilde Y^\top F",
+              r"strengthens }G_F(t)\approx t\tilde Y\tilde Y^\top F;\ \text{early on }G_F\text{ "
+              r"is dominated by }\tilde Y\tilde Y^\top\tilde F\text{ at }\eta=0\text{ and "
+              r"}\eta>0",
     reading=r"The author's code, trained as the paper's experiments are: two-layer network, "
             r"\sigma(x)=x^2, the code's class-centred MSE, Adam with coupled weight decay "
             r"\eta (the optimiser's; \eta_{paper}=n\eta/2), default nn.Linear init with V(0) "
@@ -380,7 +512,11 @@ CLAIM = register(Claim(
             r"learning rate: at \eta>0 (grokking without weight decay at a large learning "
             r"rate is an existence statement, not a trend). The \eta law is also fitted under "
             r"heavy-ball gradient descent (momentum 0.9), the flow the argument is about. "
-            r"Censored runs: the budget is a lower bound of their time.",
+            r"Censored runs: the budget is a lower bound of their time. Prop. 1 (rebuttal): "
+            r"'early' = after 0 up to the peak of \|G_F\|, 'dominated by \tilde Y\tilde "
+            r"Y^\top\tilde F' = \cos(G_F,\tilde Y\tilde Y^\top\tilde F)>1/\sqrt2, with "
+            r"G_F=P_1^\perp(Y-\hat Y)V^\top at the code's weights; at \eta=0 (the base "
+            r"configuration) and along the \eta grid.",
     parameters={
         "quick": {"group": "Z19", "K": 128, "seeds": (0, 1, 2),
                   "base": {"p": 0.5, "eta": 1.5e-3, "lr": 1e-2, "top_init": 1.0,
@@ -396,7 +532,11 @@ CLAIM = register(Claim(
                   # times are logged every eval_every epochs whatever the chunk)
                   "large_beta": 2.0, "budget": 700, "chunk": 25, "eval_every": 5,
                   "thresholds": (0.5, 0.99), "optimizer": "adam", "activation": "x2",
-                  "loss": "mse_class"},
+                  "loss": "mse_class",
+                  # cos(G_F, Yt Yt^T Ft) and ||G_F|| every 5 epochs through the early rise of
+                  # ||G_F|| (its peak comes by epoch ~15-30 on the quick grids), then at each
+                  # chunk's end; the eta = 0 run for 300 epochs, past that rise and decay
+                  "alignment": {"every": 5, "window": 60, "budget": 300}},
         "full": {"group": "Z41", "K": 512, "seeds": tuple(range(8)),
                  "base": {"p": 0.4, "eta": 5e-4, "lr": 5e-3, "top_init": 1.0,
                           "out_scale": 1.0},
@@ -411,12 +551,15 @@ CLAIM = register(Claim(
                                       "budget": 12000},
                  "large_beta": 4.0, "budget": 4000, "chunk": 100, "eval_every": 5,
                  "thresholds": (0.5, 0.99), "optimizer": "adam", "activation": "x2",
-                 "loss": "mse_class"},
+                 "loss": "mse_class", "alignment": {"every": 5, "window": 300, "budget": 2000}},
     },
-    stated={"eta_slope": stated_eta_slope, "alpha_sign": stated_alpha_sign,
+    stated={"early_alignment": stated_early_alignment, "eta_slope": stated_eta_slope,
+            "alpha_sign": stated_alpha_sign,
             "beta_sign": stated_beta_sign, "beta_over_alpha_sign": stated_beta_over_alpha_sign,
             "width_sign": stated_width_sign, "data_sign": stated_data_sign,
             "lr_sign": stated_lr_sign},
+    equivalent_mutants={f"early_alignment:{op}": "a side of the level 1/sqrt(2): only its sign "
+                        "enters the decision" for op in ("scale", "nudge")},
     check=check,
     control=NegativeControl("every prediction reversed (t ~ eta, large alpha faster, ...)",
                             REVERSED),

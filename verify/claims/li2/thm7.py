@@ -10,6 +10,21 @@ the exact least-squares fit, residual and modified energy in :math:`\mathbb Q(\z
 (:mod:`theory.li2.top_down`) and :math:`Q_kQ_k^*` from Eq. 8 (derived); the float64 fit on the
 same kind of nodes, the modified energy, and projected ascent of it from random starts
 (:mod:`numerics.li2.top_down`) (measured).
+
+Training (the frequencies learned against :math:`G_F`'s spectrum): the two-layer network on
+:math:`\mathbb Z_M` (x^2, class-centred MSE, Adam, a few nodes per frequency, seeds
+on the batch axis, one sweep point per group:
+:func:`numerics.li2.sweep_points.gradient_spectrum_point`); at
+checkpoints the spectrum of :math:`G_F` over the target's real irreps (the power of its class
+sums per component, what :math:`(\Phi_{\mathcal S}\otimes\mathbf 1_M)^\ast` reads:
+:func:`numerics.li2.gradient_spectrum.target_power`) and the nodes per frequency (each node's
+dominant nontrivial component). From the peak of :math:`\|G_F\|` on (its early rise over,
+Prop. 1: the hidden layer has started to learn irreps), per seed the mean over checkpoints of
+the Spearman correlation over frequencies of :math:`G_F`'s power with (a) the nodes held
+there, stated negative (:math:`G_F` lies on the missing irreps), and (b) the nodes gained
+from there to the end, stated positive (the frequencies learned follow :math:`G_F`'s
+spectrum); each decided on the t-interval over seeds. A shuffled frequency assignment leaves
+the interval around 0 (tests).
 """
 from __future__ import annotations
 
@@ -21,6 +36,7 @@ from functools import lru_cache
 import sympy as sp
 import torch
 
+from numerics.li2.gradient_spectrum import rank_correlation
 from numerics.li2.group_task import GroupTask, group_task
 from numerics.li2.landscape import tangent_spectrum
 from numerics.li2.top_down import (
@@ -34,6 +50,7 @@ from numerics.li2.top_down import (
     subset_nodes,
     top_layer_fit,
 )
+from numerics.li2.sweep_points import decode, encode, gradient_spectrum_point
 from numerics.random import make_generator, randn
 from theory.groups.cyclotomic import Cyc
 from theory.groups.finite_group import FiniteGroup
@@ -61,6 +78,8 @@ from verify import (
     Evidence,
     LogUniform,
     NegativeControl,
+    Plot,
+    Reference,
     Route,
     Run,
     Tolerance,
@@ -75,6 +94,8 @@ from verify import (
 from verify.claims.li2 import PAPER
 from verify.claims.li2._float_irreps import X2, float_decomposition, float_points
 from verify.claims.li2._groups import SMALL_GROUPS, build_group, float_projectors
+from verify.claims.li2._interval_side import side_evidence
+from verify.claims.li2._trained import record_trained
 
 # --- the paper's formulas ---------------------------------------------------------------------
 # Exact values are cyclotomic numbers (theory.groups.cyclotomic.Cyc) in nested lists; float values are
@@ -172,6 +193,20 @@ def learned_modified_energy(M, dims, traces, learned):
 def learned_maxima_components(learned):
     """Planted error: the maxima on the learned irreps."""
     return tuple(j > 0 and s for j, s in enumerate(learned))
+
+
+def stated_training_power_side():
+    r"""Along training: :math:`G_F` lies on the missing irreps, so its power per frequency
+    falls where the hidden layer holds more nodes: the rank correlation of the two is
+    negative (side -1)."""
+    return -1.0
+
+
+def stated_training_follow_side():
+    """Along training: nodes move to the frequencies G_F's spectrum points to (top-down
+    modulation), so G_F's power per frequency ranks the nodes each frequency gains later:
+    positive rank correlation (side +1)."""
+    return 1.0
 
 
 # --- group data shared by the routes ----------------------------------------------------------
@@ -594,6 +629,93 @@ def _eta_probe(run: Run, s: Setting) -> None:
                "targets", str(rows), probe=True)
 
 
+# --- training route ---------------------------------------------------------------------------
+
+def _post_peak_correlations(e: torch.Tensor, power: torch.Tensor, nodes: torch.Tensor,
+                            gf_norm: torch.Tensor, order: torch.Tensor | None = None
+                            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""Per seed, over the checkpoints from the peak of :math:`\|G_F\|` on (the end of its
+    early rise, Prop. 1: the hidden layer has started to learn irreps, Thm. 7's premise):
+    the mean rank correlation over the nontrivial components of :math:`G_F`'s power with the
+    nodes held there, the same (before the last checkpoint) with the nodes gained from there
+    to the end, and the peak epochs. ``order`` relabels the components of the power (a
+    control: a shuffled assignment)."""
+    pw = power[..., 1:] if order is None else power[..., order]
+    held, gain = nodes[..., 1:].double(), (nodes[-1:] - nodes)[..., 1:].double()
+    peak = gf_norm.argmax(0)
+    now, later = rank_correlation(pw, held), rank_correlation(pw, gain)   # (C, S)
+    idx = torch.arange(len(e))[:, None]
+    after = idx >= peak[None, :]
+    before_end = after & (idx < len(e) - 1)
+
+    def mean(r: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        mask = mask & torch.isfinite(r)    # a constant side (no node moves) has no ranking
+        return torch.where(mask, r, 0.0).sum(0) / mask.sum(0)
+
+    return mean(now, after), mean(later, before_end), e[peak]
+
+
+def _training(run: Run) -> Iterator[Evidence]:
+    t = run.params["training"]
+    tol = Tolerance(0.0, "a sign: the whole 95% interval over seeds on the stated side of 0")
+    for name in t["groups"]:
+        G = build_group(name)
+        P = float_projectors(G, "cpu", run.dtype)
+        point = {"table": [list(r) for r in G.table], "seeds": list(t["seeds"]), "K": t["K"],
+                 "p": t["p"], "eta": t["eta"], "lr": t["lr"], "epochs": t["epochs"],
+                 "every": t["every"], "window": t["window"], "late_every": t["late_every"],
+                 "projectors": encode(P), "device": str(run.device),
+                 "dtype": str(run.dtype).removeprefix("torch.")}
+        (r,) = run.sweep("training", gradient_spectrum_point, [point])
+        e, power, nodes, norm = (decode(r[k]) for k in ("epochs", "power", "nodes", "gf_norm"))
+        record_trained(run, G.order, decode(r["train_acc"])[-1], decode(r["final_loss"]),
+                       where=f"{name}, the end of the training runs")
+        now, later, peak = _post_peak_correlations(e, power, nodes, norm)
+        params = {"group": name, **{k: t[k] for k in ("K", "p", "eta", "lr", "epochs")},
+                  "peak epochs of ||G_F||": peak.tolist(),
+                  "components": "the nontrivial real irreps (frequencies)"}
+        yield side_evidence(
+            f"{name} training: G_F lies on the missing irreps: rank correlation of its power "
+            f"per frequency with the nodes there, mean over checkpoints after the peak of "
+            f"||G_F||", now.tolist(), 0.0, float(run.stated["training_power_side"]()), tol,
+            params)
+        yield side_evidence(
+            f"{name} training: the frequencies learned follow G_F's spectrum: rank "
+            f"correlation of its power per frequency with the nodes gained from there to the "
+            f"end, mean over checkpoints after the peak of ||G_F||", later.tolist(), 0.0,
+            float(run.stated["training_follow_side"]()), tol, params)
+        if run.is_control:
+            continue
+        run.figure(f"{name} training: G_F's power per frequency and the nodes per frequency "
+                   f"(seed {t['seeds'][0]}; checkpoints x components, component 0 trivial)",
+                   {"epochs": e.tolist(), "G_F power": power[:, 0].tolist(),
+                    "nodes": nodes[:, 0].tolist()})
+        c = int(peak[0].item())
+        k = list(range(1, power.shape[-1]))
+        at = int((e == c).nonzero()[0])
+        run.plot(Plot(f"{name}, seed {t['seeds'][0]}: G_F's power per frequency at the peak of "
+                      f"||G_F|| (epoch {c}) and the nodes per frequency", x_label="frequency "
+                      "(nontrivial real irrep)", y_label="share of the total",
+                      series={f"G_F power, epoch {c}": (k, _share(power[at, 0, 1:])),
+                              f"nodes, epoch {c}": (k, _share(nodes[at, 0, 1:])),
+                              f"nodes, epoch {int(e[-1])}": (k, _share(nodes[-1, 0, 1:]))}))
+        pw, held = power[..., 1:], nodes[..., 1:].double()
+        run.plot(Plot(f"{name}: rank correlation of G_F's power per frequency with the nodes "
+                      f"(median over {len(t['seeds'])} seeds)", x_label="epoch",
+                      y_label="Spearman correlation over frequencies",
+                      series={"with the nodes held": (e.tolist(), rank_correlation(
+                                  pw, held).nanmedian(1).values.tolist()),
+                              "with the nodes gained to the end": (e.tolist(), rank_correlation(
+                                  pw, (nodes[-1:] - nodes)[..., 1:].double()
+                              ).nanmedian(1).values.tolist())},
+                      references=(Reference("0", y=0.0),)))
+
+
+def _share(x: torch.Tensor) -> list[float]:
+    x = x.double()
+    return (x / x.sum()).tolist()
+
+
 def check(run: Run) -> Iterator[Evidence]:
     p = run.params
     for name, learned in p["cases"]:
@@ -604,7 +726,16 @@ def check(run: Run) -> Iterator[Evidence]:
         yield from _ascent(run, s)
         if p["probe_etas"]:
             _eta_probe(run, s)
+    if p.get("training"):
+        yield from _training(run)
 
+
+#: The training route: the two-layer network on Z_M with about three nodes per frequency
+#: (they must share the frequencies out), Adam as in the paper's runs, G_F's spectrum and the nodes per
+#: frequency every 5 epochs through the rise and fall of ||G_F|| (its peak near epoch 25
+#: here), then every 25.
+TRAINING = {"groups": ("Z23",), "K": 32, "p": 0.5, "eta": 1e-3, "lr": 1e-2, "epochs": 300,
+            "seeds": tuple(range(8)), "every": 5, "window": 100, "late_every": 25}
 
 ASCENT = {"starts": 128, "lr_scale": 0.4, "max_steps": 3000, "gtol_u": 1e4, "hessian_samples": 2}
 
@@ -614,7 +745,7 @@ CLAIM = register(Claim(
     kind="theorem",
     title="Top-down modulation: the residual of a layer that learned irreps S drives new "
           "nodes to the missing irreps",
-    source="Thm. 7, §5; proof App. B.2",
+    source="Thm. 7, §5; proof App. B.2; along training: the frequencies learned vs G_F's spectrum",
     statement=r"\sigma(x)=x^2,\ \text{hidden layer has learned only the irreps }\mathcal S:\ "
               r"G_F\propto(\Phi_{\mathcal S}\otimes\mathbf 1_M)(\Phi_{\mathcal S}\otimes"
               r"\mathbf 1_M)^*F,\ \Phi_{\mathcal S}=[\sqrt{d_k/M}\,\chi_k(\cdot)]_{k\ne0,"
@@ -643,26 +774,38 @@ CLAIM = register(Claim(
             r"and [\chi_k;P\chi_k] for real irreps with d_k\ge2. 'Local maxima only on the "
             r"missing irreps': the converged end points of projected ascent from random starts "
             r"hold no mass outside the missing components. Probe beyond the assumptions: a "
-            r"ridge top layer with \eta>0.",
+            r"ridge top layer with \eta>0. Training: the statement read along training as "
+            r"'G_F's power per frequency falls where the hidden layer holds more nodes, and "
+            r"ranks the frequencies the nodes move to' (rank correlations after the peak of "
+            r"\|G_F\|, t-interval over seeds).",
     parameters={
         "quick": {"cases": (("Z5", (1,)), ("Z7", (1,)), ("D3", (1,)), ("D4", (1, 2))),
                   "exact": ("Z5", "D3"), "random_points": 8, "probe_etas": (10.0,),
-                  "probe_starts": 64, **ASCENT},
+                  "probe_starts": 64, **ASCENT, "training": TRAINING},
         "full": {"cases": (("Z7", (1,)), ("Z11", (1, 3, 5)), ("Z23", (1, 3, 5, 7, 9, 11)),
                            ("D3", (1,)), ("D3", (2,)), ("D4", (1, 2)), ("D4", (1, 2, 4)),
                            ("D5", (2,)), ("D6", (1, 4))),
                  "exact": ("Z5", "Z7", "D3", "D4", "D5", "D6"), "random_points": 32,
                  "probe_etas": (0.01, 1.0, 10.0), "probe_starts": 128,
-                 **ASCENT, "starts": 512, "hessian_samples": 4, "max_steps": 50000},
+                 **ASCENT, "starts": 512, "hessian_samples": 4, "max_steps": 50000,
+                 "training": {**TRAINING, "groups": ("Z23", "Z41"), "K": 64,
+                              "seeds": tuple(range(16)), "epochs": 600}},
     },
     stated={"projector": stated_projector, "reconstruction": stated_reconstruction,
             "Phi": stated_phi, "E_S": stated_modified_energy,
-            "maxima_on": stated_maxima_components},
+            "maxima_on": stated_maxima_components,
+            "training_power_side": stated_training_power_side,
+            "training_follow_side": stated_training_follow_side},
+    equivalent_mutants={f"{form}:{op}": "a direction: only its sign enters the decision"
+                        for form in ("training_power_side", "training_follow_side")
+                        for op in ("scale", "nudge")},
     check=check,
     control=NegativeControl("modulation toward the learned irreps: Phi, E_S and the maxima "
                             "over k in S instead of k not in S",
                             {"Phi": learned_phi, "E_S": learned_modified_energy,
-                             "maxima_on": learned_maxima_components}),
+                             "maxima_on": learned_maxima_components,
+                             "training_power_side": lambda: 1.0,
+                             "training_follow_side": lambda: -1.0}),
     assumptions=(
         Assumption("ascent step within the stability range",
                    "lr = lr_scale / M with lr_scale <= 0.5 (as li2.thm2)",
@@ -673,8 +816,12 @@ CLAIM = register(Claim(
     ),
     # a group of each irrep type with its first nontrivial real component learned, two
     # components learned, outside when nothing is missing (Z3's only one, Z5's both), and the
-    # ascent step past its stability range
+    # ascent step past its stability range; the training route on other seeds, another group
+    # and more nodes per frequency
     space={"cases": Choice(tuple(((g, (1,)),) for g in SMALL_GROUPS)
                            + ((("Z7", (1, 3)),), (("D4", (1, 2)),), (("Z5", (1, 2)),))),
-           "lr_scale": LogUniform(0.1, 1.0), "seed": SEED},
+           "lr_scale": LogUniform(0.1, 1.0), "seed": SEED,
+           "training.seeds": Choice((tuple(range(8)), tuple(range(8, 16)))),
+           "training.groups": Choice((("Z23",), ("Z19",))),
+           "training.K": Choice((32, 48))},
 ))
