@@ -7,7 +7,11 @@ import pytest
 import torch
 
 from numerics.errors import Diverged
-from numerics.ns.steepest_flows import bregman_projection, default_regression
+from numerics.ns.steepest_flows import (
+    DifferenceOfPowersFlow,
+    bregman_projection,
+    default_regression,
+)
 from numerics.random import make_generator
 from verify.claims.ns import prior_woodworth as ww
 from verify.registry import get
@@ -55,3 +59,30 @@ def test_kkt_solve_reaches_the_near_l1_scale_by_continuation():
     g = ww._derivatives(potential_at(0.1), beta)[0]
     residual = g - (g @ torch.linalg.pinv(A)) @ A
     assert float(residual.abs().max()) < 1e-9 * float(g.abs().max())
+
+
+def test_speed_floor_bounds_the_speed_at_interpolants_and_passes_500u_at_large_a():
+    """Issue 19: at a = 3 the computed speed of beta at an interpolant (exact speed 0) is
+    several hundred u, so a 500 u rest test never fires; the derived floor bounds it for every
+    a and stays at the 500 u level for small a."""
+    problem, _ = default_regression(make_generator(0))
+    A, y = problem.A, problem.y
+    flow = DifferenceOfPowersFlow(problem.grad, 2)
+    u = 2.0**-53
+    gen = torch.Generator().manual_seed(1)
+    pinv = torch.linalg.pinv(A)
+    null = torch.eye(A.shape[1], dtype=A.dtype) - pinv @ A
+    for a in (0.1, 0.5, 1.5, 3.0):
+        floor = ww.speed_floor(A, y, a, 2.0, torch.float64)
+        for _ in range(20):
+            beta = pinv @ y + 0.3 * null @ torch.randn(A.shape[1], generator=gen,
+                                                      dtype=A.dtype)
+            assert float(beta.abs().max()) <= 2.0
+            mu = (beta**2 + 4 * a**4).sqrt()
+            W = torch.stack([((mu + beta) / 2).sqrt(), ((mu - beta) / 2).sqrt()])[:, None]
+            speed = float(ww._beta_tangent(W, flow(0.0, W), 2).abs().max())
+            assert speed <= floor, (a, speed / u, floor / u)
+        if a == 3.0:
+            assert floor > 500 * u
+        if a <= 0.5:
+            assert floor < 1000 * u

@@ -32,14 +32,39 @@ def test_decay_statement_fails_exactly_for_L2_below_the_gradient():
     """The finding: with decay the origin is still a strict saddle for L = 2, alpha < |g|."""
     r = result("ns.x.thm4.3-decay")
     assert r.verdict is Verdict.FAIL
-    failed = [e for e in r.evidence if e.ok is False]
+    coupled = [e for e in r.evidence if not e.quantity.startswith("decoupled")]
+    failed = [e for e in coupled if e.ok is False]
     assert failed and all("saddle" in e.quantity for e in failed)
-    assert all(e.ok for e in r.evidence if "saddle" not in e.quantity)
+    assert all(e.ok for e in coupled if "saddle" not in e.quantity)
     # the derived saddle indicators: L = 2 with alpha/|g| < 1 only
     sym = next(e for e in r.evidence if e.route.value == "symbolic")
     ratios = get("ns.x.thm4.3-decay").parameters["quick"]["alpha_ratio"]
     expected = [int(L == 2 and a < 1) for L in (2, 3, 4) for a in ratios]
     assert [int(v) for v in sp.sympify(sym.derived["sympy"])] == expected
+
+
+def test_decoupled_decay_near_S_goes_where_the_exponent_says():
+    """Issue 20: from a small balanced start the decoupled flow leaves S for every alpha when
+    (L-1)(q-1) < 1 (q < 2 at L = 2), is drawn into S for every alpha when > 1 (q = 2, L = 3),
+    and leaves iff |g|^(q-1) > alpha when = 1; RK4 agrees with that in every coordinate, and
+    both review 4's "stays" (0) and the control's "leaves" (1) disagree somewhere."""
+    r = result("ns.x.thm4.3-decay")
+    item = next(e for e in r.evidence if e.quantity.startswith("decoupled decay from"))
+    assert item.comparisons["derived~measured"] == 0 and item.ok is False
+    control = next(e for e in r.control.evidence if e.quantity.startswith("decoupled decay from"))
+    assert control.ok is False and control.comparisons["derived~measured"] == 0
+    on_s = next(e for e in r.evidence if e.quantity.startswith("decoupled decay, q in"))
+    assert on_s.ok is True
+    from verify.claims.ns.thm4_3 import crossover, decoupled_leaves
+
+    assert [decoupled_leaves(q, L, 1.0, 0.5) for q, L in ((1.1, 2), (1.5, 2), (2.0, 3))] == \
+        [1, 1, 0]
+    assert decoupled_leaves(2.0, 2, 0.4, 0.5) == 1 and decoupled_leaves(2.0, 2, 0.6, 0.5) == 0
+    # r_c is the nonzero root of |g|^(q-1) r^e = alpha r
+    q, L, alpha, g = 1.5, 2, 0.3, 0.2
+    r = crossover(q, L, alpha, g)
+    assert abs(g) ** (q - 1) * r ** ((L - 1) * (q - 1)) == pytest.approx(alpha * r)
+    assert math.isinf(crossover(2.0, 2, alpha, g))
 
 
 @settings(max_examples=12)

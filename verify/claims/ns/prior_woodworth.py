@@ -192,6 +192,26 @@ def _minimisers(potential_at: Callable[[float], Callable[[torch.Tensor], torch.T
     return {a: solved[a] for a in scales}
 
 
+def speed_floor(A: torch.Tensor, y: torch.Tensor, a: float, x_bound: float,
+                dtype: torch.dtype) -> float:
+    r"""Roundoff floor of the computed speed :math:`|\dot\beta|` of the depth-2 flow at an
+    interpolant (where the exact speed is 0), for :math:`w_+w_- = a^2` (conserved) and
+    :math:`|\beta| \le` ``x_bound``: :math:`\dot\beta = -4\mu g` with
+    :math:`\mu = w_+^2 + w_-^2 = \sqrt{\beta^2 + 4a^4}`. The computed
+    :math:`\beta = w_+^2 - w_-^2` is off by up to :math:`2u\mu` per coordinate, the residual
+    :math:`A\beta - y` by :math:`|A|(2u\mu) + du|A||\beta| + u|y|` (d-term sums), so
+    :math:`g = A^\top r/N` by :math:`|A|^\top` of that over N, and the speed by
+    :math:`4\mu` times it: :math:`4u\mu_{max}\max_k(|A|^\top(|A|(2\mu_{max} +
+    d\,x_{bound}) + |y|))_k/N`, :math:`\mu_{max} = \sqrt{x_{bound}^2 + 4a^4}`. It grows like
+    :math:`a^4`: ~4800 u at a = 3 on the default regression (600 u measured), ~300 u at a
+    <= 0.5."""
+    u = unit_roundoff(dtype)
+    N, d = A.shape
+    mu = math.sqrt(x_bound**2 + 4 * a**4)
+    rows = A.abs().sum(1) * (2 * mu + d * x_bound) + y.abs()
+    return 4 * u * mu * float((A.abs().T @ rows).max()) / N
+
+
 def _implicit_bias(run: Run) -> Iterator[Evidence]:
     p = run.params["bias"]
     problem, x_star = default_regression(run.generator("problem"), device=run.device,
@@ -208,15 +228,21 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
              for a in p["a"]]
     W0 = torch.cat([torch.full((2, 1, d), a, dtype=run.dtype, device=run.device)
                     for a in p["a"]], dim=1)
-    # One batch for every a (each run stops on its own): the same limits as one run per a.
-    limits = run.memo("limits", lambda: flow_limits(
-        flow, W0, flow.beta, dt=steps, sizes=[1] * len(steps), chunk=p["chunk"],
-        # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
-        # float64), below which the dt/2 run and the solve decide the budget.
-        tol=p["speed_tol_u"] * unit_roundoff(run.dtype), max_steps=p["max_steps"],
-        tangent=lambda W, V: _beta_tangent(W, V, flow.D)))
+    # At rest: the speed of x within speed_tol_u units of roundoff (500 u = 1.1e-13 in
+    # float64), below which the dt/2 run and the solve decide the budget, or within the
+    # computed speed's own roundoff floor where that is larger (a = 3: ~600 u measured at
+    # interpolants, so a 500 u test never fires). The floor is fixed by a, A and y before the
+    # run, so it cannot grow with a run that fails to settle.
+    rest = [max(p["speed_tol_u"] * unit_roundoff(run.dtype),
+                speed_floor(A, y, a, p["x_bound"], run.dtype)) for a in p["a"]]
+    # One run per a, each stopping at its own rest speed.
+    limits = run.memo("limits", lambda: [
+        flow_limits(flow, W0[:, k:k + 1], flow.beta, dt=[dt], sizes=[1], chunk=p["chunk"],
+                    tol=tol, max_steps=p["max_steps"],
+                    tangent=lambda W, V: _beta_tangent(W, V, flow.D))[0]
+        for k, (dt, tol) in enumerate(zip(steps, rest))])
     minimisers = _minimisers(lambda a: _stated_potential(run, a), A, y, p["a"])
-    for a, limit in zip(p["a"], limits):
+    for a, limit, tol in zip(p["a"], limits, rest):
         s = run.stated["scale"](a)
         potential = _stated_potential(run, a)
 
@@ -229,7 +255,7 @@ def _implicit_bias(run: Run) -> Iterator[Evidence]:
         else:
             target, condition = solved
             yield limit_evidence(quantity, target, limit, float(condition.max()), run.dtype,
-                                 {"a": a})
+                                 {"a": a, "rest speed": tol})
         yield _minimality(potential, limit.fine, A, a, s)
         transition[f"a={a}"] = {"l1": float(limit.fine.abs().sum()),
                                 "dist to min-l1": float((limit.fine - l1).abs().max()),

@@ -288,8 +288,16 @@ def _trajectories(run: Run) -> Iterator[Evidence]:
     # ~1e-5 and below at q = 1.1, alpha = 0.2), and the drive's slope (q-1)|g|^(q-2) (~1e4
     # there, unbounded as g -> 0) puts RK4's fixed steps past their stability limit: the
     # ladder chatters instead of converging. That is a run that did not resolve the flow,
-    # not evidence either way (an explicit adaptive step would need ~1e5 steps there; an
-    # implicit scheme is what would resolve it).
+    # not evidence either way (an explicit adaptive step would need ~1e5 steps there). A
+    # stock implicit scheme does not resolve it either (issue 19, tried: scipy's Radau,
+    # rtol 1e-6, full parameters at q = 1.1, L = 2, one start): with a finite-difference
+    # Jacobian the step collapses at t ~ 0.355, where a gradient coordinate is pinned at
+    # |g_k| ~ 1e-9 (dg_k/dt = b - c psi_q(g_k) rests at |g_k| ~ (b/c)^(1/(q-1)), the tenth
+    # power at q = 1.1); with the exact (autograd) Jacobian it crawls past it (t = 0.355 to
+    # 0.372 in 5e4 field calls) and stalls at the next one. Newton on the concave |g|^(q-1)
+    # overshoots (on s^(q-1) = k it maps s to s - (s - k s^(2-q))/(q-1), ~ -9s at q = 1.1)
+    # unless h x slope < 1, so the implicit step shrinks to the explicit one. Resolving it
+    # needs the stages solved in the drive's variable psi_q(.) (whose inverse is smooth).
     run.ran("the fixed-step ladders resolve x(t) (no stiff phase within T)", not unresolved,
             "; ".join(unresolved) + f" (>= {RESOLVED} x size: the drive's slope "
             "(q-1)|g|^(q-2) near the decayed fixed point exceeds RK4's stability at these "
