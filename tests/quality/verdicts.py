@@ -95,6 +95,7 @@ EXPECTED: dict[str, Expected] = {
     "ns.thm4.2": Expected("pass"),
     "ns.thm4.3": Expected("pass"),
     "ns.thm4.6": Expected("pass"),
+    "ns.x.fine-tuning": Expected("pass"),
     "ns.x.margin": Expected("fail"),
     "ns.x.mirror-bias-p": Expected("pass"),
     "ns.x.perturbed-escape": Expected("pass"),
