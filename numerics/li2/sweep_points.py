@@ -268,7 +268,7 @@ def grokking_series_point(point: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# --- li2.x.lock-in ----------------------------------------------------------------------------------
+# --- li2.x.lock-in -------------------------------------------------------------------------------
 
 def lock_in_point(point: Mapping[str, Any]) -> dict[str, Any]:
     """The runs ``point["runs"]`` (each ``{"seed", "eta", "p"}``) of the two-layer network
@@ -277,9 +277,9 @@ def lock_in_point(point: Mapping[str, Any]) -> dict[str, Any]:
     of ``windows``. Per epoch (row t: after t steps): test accuracy and
     :math:`\\sigma_2/\\sigma_3` of each window (``ratio[w]``, their ``eigvalsh`` route);
     :math:`\\rho` (the trainer's ``fft_dist``) every ``rho_every``. At the epochs
-    ``checks`` (multiples of ``rho_every``): the same ratios by the SVD route with the rounding bound of their difference,
-    and :math:`\\rho` recomputed in float64 from the features (both readings). Also the
-    norm of every change (``norms``, row t - 1: step t)."""
+    ``checks`` (multiples of ``rho_every``): the same ratios by the SVD route with the
+    rounding bound of their difference, and :math:`\\rho` recomputed in float64 from the
+    features (both readings). Also the norm of every change (``norms``, row t - 1: step t)."""
     runs = point["runs"]
     hyper = Hyper.batch(seed=[r["seed"] for r in runs], eta=[r["eta"] for r in runs],
                         p=[r["p"] for r in runs], lr=point["lr"])

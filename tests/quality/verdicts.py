@@ -75,6 +75,7 @@ EXPECTED: dict[str, Expected] = {
     "li2.thm8": Expected("fail", readings=(("B ('=' read as '<=')", "pass"),)),
     "li2.x.activations": Expected("fail"),
     "li2.x.kernel-gram": Expected("fail"),
+    "li2.x.lock-in": Expected("inconclusive"),
     "li2.x.paper-vs-code": Expected("pass"),
     "ns.adam-vs-signgf": Expected("pass"),
     "ns.cor4.11": Expected("pass"),

@@ -306,3 +306,23 @@ def test_wilson_pooling_power_against_one_half():
     level = 1 - (1 - LEVEL) / (2 * len(quick["checkpoints"]))
     lo, _ = wilson_interval(int(0.6 * 380), 380, level)
     assert lo > 0.5 and np.isfinite(lo)
+
+
+def test_relu_variant_repels_similar_features_and_reports_the_third_partys_sign_match():
+    """The ReLU network (their variant; full fidelity runs it at their checkpoints 100, 300,
+    500): at quick size it fits its training set but does not grok by epoch 350, and similar
+    features still get b_jl < 0 (Wilson lower bound above 1/2 at both readings of eta); their
+    statistics are reported beside their ReLU numbers."""
+    result = run_claim(get("li2.thm6-training"),
+                       overrides={"relu": {"checkpoints": (100, 350)}}, control=False)
+    assert result.verdict is Verdict.PASS, result.reason
+    relu = [e for e in result.evidence if "ReLU: " in e.quantity]
+    assert len(relu) == 2 and all(e.ok is True for e in relu)
+    assert all(e.parameters["checkpoints"] == [100, 350] for e in relu)
+    ran = {a.name: a.holds for a in result.assumptions if a.source == "ran"}
+    assert ran == {TRAINED: True, f"{TRAINED} (ReLU)": True}
+    stats = result.figures["ReLU: the third party's statistics at their selection and their "
+                           "eta, per checkpoint and seed"]
+    assert set(stats) == {"100", "350"}
+    assert result.figures["ReLU: the third party's reported sign match (seed 0, M = 71, K = "
+                          "2048)"] == {"100": 0.91, "300": 0.995, "500": 1.0}

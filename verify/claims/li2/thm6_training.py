@@ -84,7 +84,7 @@ from verify.arrays import eye, inv, transpose
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
 from verify.claims.li2._sign_rule import flipped_sign, stated_sign
-from verify.claims.li2._trained import record_trained
+from verify.claims.li2._trained import TRAINED, record_trained
 
 #: The third party's reported statistics (SOURCES §7.3), by checkpoint epoch.
 THIRD_PARTY_SEED0_NEGATIVE = {50: 0.83, 100: 0.91, 175: 0.97, 250: 0.97, 300: 0.99}
@@ -92,6 +92,8 @@ THIRD_PARTY_SEED0_SIGN_MATCH = {50: 0.83, 100: 0.91, 175: 0.975, 250: 0.975, 300
 THIRD_PARTY_MEDIAN_SIGN_MATCH = {50: 0.865, 100: 0.895, 175: 0.955, 250: 0.970, 300: 0.985}
 #: Their technical note: IQR <= 0.015 at every checkpoint (5 seeds).
 THIRD_PARTY_IQR = 0.015
+#: Their ReLU run (seed 0, 800 epochs): sign match by checkpoint epoch.
+THIRD_PARTY_RELU_SIGN_MATCH = {100: 0.91, 300: 0.995, 500: 1.000}
 
 #: Family-wise level of the Wilson intervals (Bonferroni over checkpoints and readings).
 LEVEL = 0.95
@@ -143,34 +145,42 @@ class Training:
     loss: list[float]
 
 
-def _train(run: Run) -> Training:
+def _checkpoint_epochs(p, activation: str) -> tuple[int, ...]:
+    return tuple(p["checkpoints"] if activation == "x2" else p["relu"]["checkpoints"])
+
+
+def _train(run: Run, activation: str = "x2") -> Training:
     """The training run: one seed per point of a sweep (:meth:`Run.sweep`: in this process or
     on a Dask cluster, each seed stored as it finishes), the features rebuilt here from each
-    checkpoint's first-layer weights; memoised (the stated forms do not enter)."""
+    checkpoint's first-layer weights; memoised (the stated forms do not enter). ``relu``: the
+    same network with ReLU at the checkpoints of ``relu``."""
     p = run.params
-    if any(c % p["eval_every"] for c in p["checkpoints"]):
-        raise ValueError(f"checkpoints: {p['checkpoints']} must be multiples of eval_every "
+    checkpoints = _checkpoint_epochs(p, activation)
+    if any(c % p["eval_every"] for c in checkpoints):
+        raise ValueError(f"checkpoints: {checkpoints} must be multiples of eval_every "
                          f"{p['eval_every']} (the test accuracy is logged there)")
 
     def simulate() -> Training:
         setting = {"table": [list(row) for row in build_group(f"Z{p['M']}").table],
                    "K": p["K"], "p": p["p"], "lr": p["lr"], "weight_decay": p["weight_decay"],
-                   "checkpoints": list(p["checkpoints"]), "eval_every": p["eval_every"],
-                   "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+                   "checkpoints": list(checkpoints), "eval_every": p["eval_every"],
+                   "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch."),
+                   # x^2 points as they always were (the same stored results)
+                   **({} if activation == "x2" else {"activation": activation})}
         seeds = list(p["seeds"])
         runs = run.sweep("training", checkpoint_weights_point,
                          [{**setting, "seed": s} for s in seeds])
         trainer = thm6_trainer(setting["table"], seeds, setting)
         features = {c: centred_features_at(trainer, torch.stack(
                         [decode(r["W"][i]) for r in runs]).to(run.device))
-                    for i, c in enumerate(p["checkpoints"])}
+                    for i, c in enumerate(checkpoints)}
         # float(): the store writes a non-finite value as a string ('nan', 'inf')
         return Training(features, {c: [float(r["test_acc"][i]) for r in runs]
-                                   for i, c in enumerate(p["checkpoints"])},
+                                   for i, c in enumerate(checkpoints)},
                         [float(r["train_acc"]) for r in runs],
                         [float(r["train_loss"]) for r in runs])
 
-    training = run.memo("training", simulate)
+    training = run.memo(_key("training", activation), simulate)
     if not all(bool(torch.isfinite(F).all()) for F in training.features.values()):
         raise Diverged("features at a checkpoint are not finite")
     return training
@@ -187,11 +197,16 @@ class Checkpoint:
     similar: tuple[torch.Tensor, ...]   # per seed: node-disjoint most similar pairs
 
 
-def _checkpoints(run: Run) -> list[Checkpoint]:
+def _key(name: str, activation: str) -> str:
+    """A memo key: the x^2 run's as it was, the ReLU run's marked."""
+    return name if activation == "x2" else f"{name} ({activation})"
+
+
+def _checkpoints(run: Run, activation: str = "x2") -> list[Checkpoint]:
     """Routes, cosines and most similar pairs at every checkpoint and reading; cached as one
     entry (the sign forms do not enter, the Woodbury form is in the key)."""
     def compute() -> list[Checkpoint]:
-        features = _train(run).features
+        features = _train(run, activation).features
         out = []
         for epoch, Ft in features.items():
             cos = feature_cosines(Ft)
@@ -202,7 +217,7 @@ def _checkpoints(run: Run) -> list[Checkpoint]:
                 out.append(Checkpoint(epoch, name, routes, cos, similar))
         return out
 
-    return run.memo("checkpoints", compute, uses=("woodbury",))
+    return run.memo(_key("checkpoints", activation), compute, uses=("woodbury",))
 
 
 def _error(r: RidgeRoutes, B: torch.Tensor) -> torch.Tensor:
@@ -369,7 +384,8 @@ def _theorem_evidence(run: Run, points: list[Checkpoint]) -> Iterator[Evidence]:
                   note=f"{int(sure.sum())} determined, {int((~sure).sum())} undetermined")
 
 
-def _repulsion_evidence(run: Run, points: list[Checkpoint]) -> Iterator[Evidence]:
+def _repulsion_evidence(run: Run, points: list[Checkpoint], label: str = ""
+                        ) -> Iterator[Evidence]:
     r"""Wilson intervals of :math:`\Pr[\mathrm{sign}\,b_{j\ell}=\text{stated}\mid\cos>\tau]`
     on node-disjoint most-similar pairs pooled over seeds, one per checkpoint and reading."""
     p = run.params
@@ -392,9 +408,11 @@ def _repulsion_evidence(run: Run, points: list[Checkpoint]) -> Iterator[Evidence
             "pairs": trials, "fraction with the stated sign": hits / trials if trials else None,
             "Wilson interval": [lo, hi]}
         all_pairs[f"epoch {c.epoch}, eta {c.reading}"] = _all_pairs_fractions(c)
-    run.figure(f"node-disjoint most similar pairs (cos > {p['threshold']:g}), pooled over seeds, "
+    run.figure(f"{label}node-disjoint most similar pairs (cos > {p['threshold']:g}), pooled "
+               f"over seeds, "
                f"{level:.4f} Wilson intervals", table)
-    run.figure("all pairs j<l: fraction with b_jl < 0 given cos > tau (pooled over seeds; pairs "
+    run.figure(f"{label}all pairs j<l: fraction with b_jl < 0 given cos > tau (pooled over "
+               "seeds; pairs "
                "share nodes, so no interval)", all_pairs)
     if not run.is_control:
         # the repulsion along training: the fraction of similar pairs with the stated sign
@@ -411,16 +429,19 @@ def _repulsion_evidence(run: Run, points: list[Checkpoint]) -> Iterator[Evidence
             series[f"{name}, high"] = (epochs, [r["Wilson interval"][1] for r in rows])
             styles.update({name: f"C{i}-", f"{name}, Wilson interval low": f"C{i}:",
                            f"{name}, high": f"C{i}:"})
-        run.plot(Plot(f"similar pairs (cos > {p['threshold']:g}) whose b_jl has the stated sign, "
+        run.plot(Plot(f"{label}similar pairs (cos > {p['threshold']:g}) whose b_jl has the "
+                      f"stated sign, "
                       f"along training (pooled over seeds; dotted: {level:.4f} Wilson interval)",
                       x_label="epoch", y_label="fraction of pairs", series=series,
                       styles=styles, references=(Reference("coin flip", y=0.5),)))
     tolerance = Tolerance(0.0, "the interval carries the sampling error (Bonferroni over "
                                "checkpoints and readings)")
-    params = {"checkpoints": p["checkpoints"], "seeds": p["seeds"], "threshold": p["threshold"]}
+    params = {"checkpoints": sorted({c.epoch for c in points}), "seeds": p["seeds"],
+              "threshold": p["threshold"]}
     for reading, bounds in intervals.items():
         lows, highs = (torch.tensor(x) for x in zip(*bounds))
-        event = (f"Pr[sign(b_jl) = {predicted:+g} | cos(f_j, f_l) > {p['threshold']:g}] >= 1/2 "
+        event = (f"{label}Pr[sign(b_jl) = {predicted:+g} | cos(f_j, f_l) > "
+                 f"{p['threshold']:g}] >= 1/2 "
                  f"at each checkpoint, eta {reading} = {readings(p)[reading]:.3g}")
         # confirmed where the lower end is above 1/2, refuted where the upper end is below;
         # an interval across 1/2 (few similar pairs) decides nothing
@@ -455,19 +476,21 @@ def _all_pairs_fractions(c: Checkpoint) -> dict[str, float | None]:
 
 # --- the third party's statistics -------------------------------------------------------------
 
-def _their_statistics(run: Run, points: list[Checkpoint]) -> dict[int, dict[str, list[float]]]:
+def _their_statistics(run: Run, points: list[Checkpoint], activation: str = "x2"
+                      ) -> dict[int, dict[str, list[float]]]:
     r"""Per checkpoint and seed, at their selection (top pairs by :math:`|\cos|`) and their
     :math:`\eta`: frac :math:`b<0` on +sim (stable :math:`B`), their code's sign match
     (:math:`B` with the extra :math:`1/\eta`, their residual similarity), and the intended
     full-:math:`P_\eta` rule computed their way (Woodbury float64) and stably. Cached (the
     sign forms do not enter, the Woodbury form is in the key)."""
-    return run.memo("their statistics", lambda: _compute_their_statistics(run, points),
+    return run.memo(_key("their statistics", activation),
+                    lambda: _compute_their_statistics(run, points, activation),
                     uses=("woodbury",))
 
 
-def _compute_their_statistics(run: Run, points: list[Checkpoint]
+def _compute_their_statistics(run: Run, points: list[Checkpoint], activation: str
                               ) -> dict[int, dict[str, list[float]]]:
-    features = _train(run).features
+    features = _train(run, activation).features
     out: dict[int, dict[str, list[float]]] = {}
     for c in points:
         if c.reading != "third party":
@@ -567,6 +590,27 @@ def check(run: Run) -> Iterator[Evidence]:
         "5-seed median sign match": THIRD_PARTY_MEDIAN_SIGN_MATCH})
     if p["third_party"]:
         yield from _third_party_evidence(run, stats)
+    if p["relu"]:
+        yield from _relu_evidence(run)
+
+
+def _relu_evidence(run: Run) -> Iterator[Evidence]:
+    """The same network with ReLU (the third party's variant): the repulsion statistic along
+    training as evidence, their sign match at their selection beside their numbers."""
+    p = run.params
+    training = _train(run, "relu")
+    last = max(_checkpoint_epochs(p, "relu"))
+    record_trained(run, p["M"], training.train_accuracy, training.loss,
+                   where=f"ReLU, epoch {last}", test_accuracy=training.test_accuracy[last],
+                   name=f"{TRAINED} (ReLU)")
+    run.figure("ReLU: test accuracy at the checkpoints, per seed", training.test_accuracy)
+    points = _checkpoints(run, "relu")
+    yield from _repulsion_evidence(run, points, label="ReLU: ")
+    stats = _their_statistics(run, points, "relu")
+    run.figure("ReLU: the third party's statistics at their selection and their eta, per "
+               "checkpoint and seed", stats)
+    run.figure("ReLU: the third party's reported sign match (seed 0, M = 71, K = 2048)",
+               THIRD_PARTY_RELU_SIGN_MATCH)
 
 
 CLAIM = register(Claim(
@@ -604,12 +648,16 @@ CLAIM = register(Claim(
                   "seeds": (0, 1, 2), "checkpoints": (100, 350, 700),
                   "eval_every": 50, "threshold": 0.0, "schur_pairs": 1,
                   "third_party_pairs": 200, "eta_sweep": (1e-2, 1e-3, 1e-4, 1e-5, 1e-6),
-                  "sweep_at": (700,), "third_party": False},
+                  "sweep_at": (700,), "third_party": False,
+                  # ReLU at full fidelity (and in the stress space)
+                  "relu": None},
         "full": {"M": 71, "K": 2048, "p": 0.4, "lr": 1e-3, "weight_decay": 2e-4,
                  "seeds": (0, 1, 2, 3, 4), "checkpoints": (50, 100, 175, 250, 300),
                  "eval_every": 25, "threshold": 0.0, "schur_pairs": 2,
                  "third_party_pairs": 200, "eta_sweep": (1e-2, 1e-3, 1e-4, 1e-5, 1e-6),
-                 "sweep_at": (50, 300), "third_party": True},
+                 "sweep_at": (50, 300), "third_party": True,
+                 # their ReLU checkpoints (seed 0: sign match 0.91, 0.995, 1.000)
+                 "relu": {"checkpoints": (100, 300, 500)}},
     },
     stated={"woodbury": stated_woodbury, "sign_rule": stated_sign,
             "similar_sign": stated_similar_sign},
@@ -632,6 +680,7 @@ CLAIM = register(Claim(
     # recorded by the "trained beyond chance" criterion: inconclusive, not a verdict.
     space={"M": IntRange(11, 23), "K": IntRange(32, 256), "p": Choice((0.3, 0.45, 0.6, 0.8)),
            "lr": LogUniform(3e-4, 1.0), "weight_decay": LogUniform(3e-4, 1e-2),
-           "seeds": Choice(((0, 1, 2), (3, 4, 5), (6, 7, 8)))},
+           "seeds": Choice(((0, 1, 2), (3, 4, 5), (6, 7, 8))),
+           "relu": Choice((None, {"checkpoints": (100, 350, 700)}))},
     tags=("training",),
 ))
