@@ -42,6 +42,8 @@ EXPECTED: dict[str, Expected] = {
     "li2.fig14-zero-init": Expected("inconclusive"),
     "li2.fig3": Expected("pass"),
     "li2.fig5": Expected("pass"),
+    "li2.fig6": Expected("inconclusive"),
+    "li2.fig7": Expected("inconclusive"),
     "li2.fig8": Expected("inconclusive", control_rejected=False),
     "li2.groups-defs": Expected("pass"),
     "li2.lemma1": Expected("fail", readings=(("B (nc2 from the nonzero spectrum)", "pass"),)),
