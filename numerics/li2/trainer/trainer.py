@@ -19,6 +19,7 @@ from numerics.li2.trainer.history import History
 from numerics.li2.trainer.init import _init_weights
 from numerics.li2.trainer.step import _activate, _scratch, _times_derivative, full_float32
 from numerics.li2.training_diagnostics import Snapshot, compute
+from numerics.memory import release_free_heap
 from numerics.optimizers import BatchedOptimizer
 
 #: CPU: the gather's fresh output in pieces of at most this many bytes. glibc serves a block
@@ -350,6 +351,10 @@ class GroupTrainer:
                 test_loss, test_acc = self._test_metrics()
                 self.history.add("test_loss", t, test_loss)
                 self.history.add("test_acc", t, test_acc)
+                if self.device.type == "cpu":
+                    # the test pass's pieces, freed around the history's small values, stay
+                    # resident otherwise: about one n x K block per pass (numerics.memory)
+                    release_free_heap()
             eager = last or do_eval or groups or self._compiled is None
             if eager and (not last or do_train):
                 loss, acc = self._train_forward()
