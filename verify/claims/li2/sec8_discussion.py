@@ -323,7 +323,7 @@ CLAIM = register(Claim(
     kind="experiment",
     title="§8: weight decay sufficient, not necessary; two kinds of memorisation; sharp "
           "optima are overfit random features",
-    source="§8 (discussion); SOURCES ``li2.sec8-discussion``, §6.3",
+    source="§8 (discussion); SOURCES li2.sec8-discussion, §6.3",
     statement=r"\eta>0\Rightarrow\text{grokking};\ \eta=0\not\Rightarrow\text{no grokking};\ "
               r"\text{memorisation}\in\{\text{random features},\ \text{Thm. 5 maxima}\};\ "
               r"\lambda_{\max}(\nabla^2L)\ \text{large at random-feature optima, maxima of }"
