@@ -36,19 +36,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import torch
-
 from numerics.errors import Diverged
-from numerics.li2.init_sweep_points import (
-    BELOW_AT_START,
-    earliest_crossing,
-    paired_log_ratio,
-    top_layer_grokking_point,
-)
-from numerics.li2.sweep_points import decode
+from numerics.li2.init_sweep_points import top_layer_grokking_point
 from numerics.li2.train_splits import train_count
 from verify import (
-    LEVEL,
     Assumption,
     Choice,
     Claim,
@@ -61,8 +52,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
-from verify.claims.li2._paired import direction_evidence
-from verify.claims.li2._trained import record_trained
+from verify.claims.li2._paired import direction_evidence, paired_row, runs_usable
 
 TOP_LAYERS = ("trained", "ridge")
 #: The group sizes the paper names (Figs. 10-12).
@@ -107,33 +97,17 @@ def check(run: Run) -> Iterator[Evidence]:
     p = run.params
     results = _results(run)
     sizes = {g: build_group(g).order for g in p["groups"]}
-    for g, M in sizes.items():
-        runs = [results[(g, top)] for top in TOP_LAYERS]
-        record_trained(run, M, torch.cat([decode(r["final_train"]) for r in runs]),
-                       torch.cat([decode(r["final_loss"]) for r in runs]),
-                       where=f"{g}: the end of every run (both top layers)",
-                       name=f"the network trained beyond chance ({g})")
-    start = earliest_crossing(list(results.values()))
-    if not run.ran(BELOW_AT_START, start > 0, f"earliest crossing of a threshold at epoch "
-                   f"{start:g} (0: the test accuracy was there before any step)"):
+    if not runs_usable(run, results, p["groups"], TOP_LAYERS, "both top layers"):
         return
     table: dict[str, Any] = {}
     for g, M in sizes.items():
         stated = float(run.stated["ridge_slower"](M))
         for i, a in enumerate(p["thresholds"]):
-            times = {top: (decode(results[(g, top)]["times"][i]["epochs"]),
-                           decode(results[(g, top)]["times"][i]["censored"]))
-                     for top in TOP_LAYERS}
-            (t_r, c_r), (t_t, c_t) = times["ridge"], times["trained"]
-            pr = paired_log_ratio(t_r, c_r, t_t, c_t, LEVEL)
+            pr, row = paired_row(("ridge", "trained"),
+                                 (results[(g, "ridge")], results[(g, "trained")]), i)
             R, (lo, hi) = pr.ratio
             table[f"{g}, t_{a:g}"] = {
-                "t_ridge / t_trained (geometric mean)": R, "95% interval": [lo, hi],
-                "effect": "slower" if lo > 1 else "faster" if hi < 1 else "unresolved",
-                "median epochs (ridge, trained)": [float(t_r.median()), float(t_t.median())],
-                "ridge runs that reached it": f"{int((~c_r).sum())} of {c_r.numel()}",
-                "trained runs that reached it": f"{int((~c_t).sum())} of {c_t.numel()}",
-                "epochs ridge": t_r.tolist(), "epochs trained": t_t.tolist()}
+                **row, "effect": "slower" if lo > 1 else "faster" if hi < 1 else "unresolved"}
             yield direction_evidence(
                 f"{g} (M={M}), t_{a:g}: the ridge top layer groks "
                 f"{'slower' if stated > 0 else 'faster' if stated < 0 else '(not stated)'} "

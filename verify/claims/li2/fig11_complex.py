@@ -36,17 +36,10 @@ from typing import Any
 import torch
 
 from numerics.errors import Diverged
-from numerics.li2.init_sweep_points import (
-    BELOW_AT_START,
-    complex_grokking_point,
-    earliest_crossing,
-    paired_log_ratio,
-    top_layer_grokking_point,
-)
+from numerics.li2.init_sweep_points import complex_grokking_point, top_layer_grokking_point
 from numerics.li2.sweep_points import decode
 from numerics.li2.train_splits import train_count
 from verify import (
-    LEVEL,
     Assumption,
     Choice,
     Claim,
@@ -61,8 +54,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
-from verify.claims.li2._paired import direction_evidence
-from verify.claims.li2._trained import record_trained
+from verify.claims.li2._paired import direction_evidence, paired_row, runs_usable, times_of
 
 NETWORKS = ("real", "complex")
 #: The group sizes the paper names (Figs. 10-12).
@@ -117,15 +109,7 @@ def check(run: Run) -> Iterator[Evidence]:
     p = run.params
     results = _results(run)
     sizes = {g: build_group(g).order for g in p["groups"]}
-    for g, M in sizes.items():
-        runs = [results[(g, net)] for net in NETWORKS]
-        record_trained(run, M, torch.cat([decode(r["final_train"]) for r in runs]),
-                       torch.cat([decode(r["final_loss"]) for r in runs]),
-                       where=f"{g}: the end of every run (both networks)",
-                       name=f"the network trained beyond chance ({g})")
-    start = earliest_crossing(list(results.values()))
-    if not run.ran(BELOW_AT_START, start > 0, f"earliest crossing of a threshold at epoch "
-                   f"{start:g} (0: the test accuracy was there before any step)"):
+    if not runs_usable(run, results, p["groups"], NETWORKS, "both networks"):
         return
     stated = float(run.stated["complex_faster"]())
     imaginary = torch.stack([decode(results[(g, "complex")]["imaginary"]) for g in sizes])
@@ -145,18 +129,12 @@ def check(run: Run) -> Iterator[Evidence]:
     table: dict[str, Any] = {}
     for g, M in sizes.items():
         for i, a in enumerate(p["thresholds"]):
-            (t_c, c_c), (t_r, c_r) = ((decode(results[(g, net)]["times"][i]["epochs"]),
-                                       decode(results[(g, net)]["times"][i]["censored"]))
-                                      for net in ("complex", "real"))
-            pr = paired_log_ratio(t_c, c_c, t_r, c_r, LEVEL)
+            records = (results[(g, "complex")], results[(g, "real")])
+            pr, row = paired_row(("complex", "real"), records, i)
+            (t_c, c_c), (t_r, c_r) = (times_of(r, i) for r in records)
             R, (lo, hi) = pr.ratio
             table[f"{g}, t_{a:g}"] = {
-                "t_complex / t_real (geometric mean)": R, "95% interval": [lo, hi],
-                "equal on every seed": bool((t_c == t_r).all() and (c_c == c_r).all()),
-                "median epochs (complex, real)": [float(t_c.median()), float(t_r.median())],
-                "complex runs that reached it": f"{int((~c_c).sum())} of {c_c.numel()}",
-                "real runs that reached it": f"{int((~c_r).sum())} of {c_r.numel()}",
-                "epochs complex": t_c.tolist(), "epochs real": t_r.tolist()}
+                **row, "equal on every seed": bool((t_c == t_r).all() and (c_c == c_r).all())}
             yield direction_evidence(
                 f"{g} (M={M}), t_{a:g}: complex weights grok faster (sign of mean log "
                 f"t_complex / t_real over seeds)", pr, stated,
