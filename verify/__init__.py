@@ -22,7 +22,7 @@ The pieces, by what a claim author reaches for:
   :func:`geometric_grid`, :func:`order_along`;
 * step-halving ladders (flows): :func:`ladder`, :func:`ladder_tolerance`,
   :func:`ladder_compare`, :func:`order_evidence`, :func:`case_orders`, :func:`roundoff_floors`,
-  :func:`level_errors`, :func:`flow_limits`, :func:`limit_evidence`;
+  :func:`level_errors`, :func:`flow_limits`, :func:`limit_evidence`, :func:`resolved_records`;
 * parameter spaces for ``stress`` and hypothesis: :class:`IntRange`, :class:`LogUniform`,
   :class:`Choice`, :data:`SEED`, :func:`draw`, :func:`strategy`;
 * plots the report draws (``run.plot``): :class:`Plot` (curves, log axes, reference and
@@ -98,6 +98,7 @@ from verify.step_ladders import (
     level_errors,
     limit_evidence,
     order_evidence,
+    resolved_records,
     roundoff_floors,
 )
 from verify.sweep import run_sweep
@@ -123,7 +124,7 @@ __all__ = [
     "ladder",
     "ladder_compare", "ladder_tolerance", "level_errors", "limit_evidence", "monte_carlo",
     "order_along",
-    "order_evidence", "pair_estimates", "register", "roundoff",
+    "order_evidence", "pair_estimates", "register", "resolved_records", "roundoff",
     "roundoff_floors", "run_claim", "run_sweep", "strategy", "symbolic_identity",
     "to_json_value", "trend_evidence", "undecided", "unit_roundoff",
 ]

@@ -70,6 +70,22 @@ def ladder_compare(quantity: str, *, stated: torch.Tensor, measured: torch.Tenso
                    metric="absolute", tolerance=tolerance, parameters=parameters)
 
 
+def resolved_records(ladders: Sequence[list[torch.Tensor]]) -> int:
+    r"""How many leading records (dim 0 of every level: a :func:`ladder` records its levels at
+    the same times) the step-halving ladders resolve together: the largest n such that at each
+    record before n, twice the summed change :math:`\sum_j\max|v^j_k - v^j_{k+1}|` of every
+    rung pair k stays below :data:`RESOLVED` x the size :math:`\max|v|` of the finest levels up
+    to that record. Twice, as in :func:`ladder_tolerance`: on those records the ladders'
+    Richardson budget is below the resolution bar of :func:`ladder_compare`. Every rung pair,
+    not only the finest: a chattering ladder can have two rungs that agree by chance."""
+    changes = sum(torch.stack([(a - b).abs().flatten(1).amax(1) for a, b in zip(v, v[1:])])
+                  for v in ladders)
+    sizes = torch.stack([v[-1].abs().flatten(1).amax(1) for v in ladders]).amax(0)
+    resolved = 2 * changes.amax(0) < RESOLVED * sizes.cummax(0).values
+    unresolved = (~resolved).nonzero()
+    return int(unresolved[0]) if unresolved.numel() else resolved.numel()
+
+
 def order_evidence(quantity: str, errors: torch.Tensor, *, nominal_order: int,
                    floors: torch.Tensor, parameters: dict[str, Any]) -> Evidence:
     r"""Measured order per case (columns of ``errors``, rows the ladder :math:`h, h/2, ...`)

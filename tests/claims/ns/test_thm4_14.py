@@ -39,6 +39,7 @@ from theory.ns.weight_decay_regularizer import (
     derive_kolb_penalty,
     tidy,
 )
+from verify import resolved_records
 from verify.claims.ns import thm4_14
 from verify.claims.ns._weight_decay_limits import sign_settle_time
 from verify.registry import get
@@ -241,18 +242,66 @@ def test_sparsity_summary_of_a_spike_and_a_flat_vector():
     assert flat.support == 16 and flat.l1_over_l2 == pytest.approx(np.sqrt(16))
 
 
-def test_stiff_trajectory_ladder_is_a_run_that_did_not_resolve_not_a_nan():
-    """Issue 19: at q = 1.1 the decayed flow reaches a stiff phase (drive slope
-    (q-1)|g|^(q-2) past RK4's stability at the ladder's steps); the run records that it did not
-    resolve x(t) (an honest inconclusive reason), not only a NaN comparison."""
+def _synthetic_ladder(chatter_from: int | None, records: int = 31, levels: int = 3
+                      ) -> list[torch.Tensor]:
+    """Rungs of x(t) = exp(-t) with an RK4-like error 1e-3 h^4 (h halving per rung), and from
+    record ``chatter_from`` on a rung-alternating swing of half the size (a chattering
+    ladder)."""
+    t = torch.linspace(0, 3, records, dtype=torch.float64)[:, None]
+    rungs = [torch.exp(-t) + 1e-3 * t * 2.0 ** (-4 * k) for k in range(levels)]
+    if chatter_from is not None:
+        for k, rung in enumerate(rungs):
+            rung[chatter_from:] += 0.5 * (-1) ** k
+    return rungs
+
+
+@pytest.mark.parametrize("chatter_from, expected", [(None, 31), (12, 12), (1, 1)])
+def test_the_resolved_window_ends_where_the_ladder_starts_to_chatter(chatter_from, expected):
+    resolved = _synthetic_ladder(None)
+    n = resolved_records([_synthetic_ladder(chatter_from), resolved])
+    assert n == expected
+    t_r = (n - 1) * 3 / 30
+    # Resolved everywhere: t_r = T; chattering from the start: below the decision threshold.
+    assert (t_r >= thm4_14.MIN_WINDOW * 3) == (chatter_from != 1)
+
+
+def test_every_rung_pair_counts_not_only_the_finest():
+    rungs = _synthetic_ladder(None)
+    rungs[0] = rungs[0] + 0.5 * (torch.arange(31) >= 20)[:, None]
+    assert resolved_records([rungs]) == 20
+
+
+def _trajectory_outcome(q: float, stated: dict) -> tuple:
     claim = get("ns.thm4.14")
     params = dict(claim.parameters["quick"])
-    outcomes = {}
-    for q in (1.1, 1.5):
-        params["trajectories"] = {**params["trajectories"], "q": [q], "L": [2]}
-        run = Run("ns.thm4.14", "quick", params, claim.stated, 0, torch.device("cpu"),
-                  torch.float64)
-        evidence = list(thm4_14._trajectories(run))
-        ran = [a for a in run.data_assumptions if a.source == "ran"]
-        outcomes[q] = (evidence[0].ok, ran[0].holds)
-    assert outcomes == {1.1: (None, False), 1.5: (True, True)}
+    params["trajectories"] = {**params["trajectories"], "q": [q], "L": [2]}
+    run = Run("ns.thm4.14", "quick", params, stated, 0, torch.device("cpu"), torch.float64)
+    (evidence,) = thm4_14._trajectories(run)
+    ran = [a for a in run.data_assumptions if a.source == "ran"]
+    return evidence, ran[0].holds
+
+
+def test_stiff_trajectory_ladder_is_a_run_that_did_not_resolve_not_a_nan():
+    """Issue 19: at q = 1.1 the decayed flow reaches a stiff phase (drive slope
+    (q-1)|g|^(q-2) past RK4's stability at the ladder's steps); at the quick steps it comes
+    before a tenth of T, and the run records that it did not resolve x(t) (an honest
+    inconclusive reason), not only a NaN comparison. Resolved everywhere (q = 1.5): t_r = T."""
+    claim = get("ns.thm4.14")
+    stiff, stiff_ran = _trajectory_outcome(1.1, claim.stated)
+    assert (stiff.ok, stiff_ran) == (None, False)
+    assert stiff.parameters["t_r"] < thm4_14.MIN_WINDOW * stiff.parameters["T"]
+    smooth, smooth_ran = _trajectory_outcome(1.5, claim.stated)
+    assert (smooth.ok, smooth_ran) == (True, True)
+    assert smooth.parameters["t_r"] == smooth.parameters["T"]
+    assert smooth.parameters["window"] == "[0, T]"
+
+
+def test_a_wrong_drive_is_rejected_on_the_resolved_window():
+    """The planted gradient drive at q = 1.1 changes the velocity field from t = 0: on its
+    resolved window (shorter than T) the flows separate far beyond the ladders' budget."""
+    claim = get("ns.thm4.14")
+    evidence, ran = _trajectory_outcome(1.1, {**claim.stated, **claim.control.stated})
+    assert ran and evidence.ok is False
+    T = evidence.parameters["T"]
+    assert thm4_14.MIN_WINDOW * T <= evidence.parameters["t_r"] < T
+    assert evidence.comparisons["stated~measured"] > 5 * evidence.tolerance.value
