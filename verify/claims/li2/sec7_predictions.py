@@ -558,8 +558,15 @@ CLAIM = register(Claim(
             "beta_sign": stated_beta_sign, "beta_over_alpha_sign": stated_beta_over_alpha_sign,
             "width_sign": stated_width_sign, "data_sign": stated_data_sign,
             "lr_sign": stated_lr_sign},
-    equivalent_mutants={f"early_alignment:{op}": "a side of the level 1/sqrt(2): only its sign "
-                        "enters the decision" for op in ("scale", "nudge")},
+    equivalent_mutants={
+        **{f"early_alignment:{op}": "a side of the level 1/sqrt(2): only its sign enters the "
+                                    "decision" for op in ("scale", "nudge")},
+        **{f"{form}:{op}": "a direction: only its sign enters the decision (sign_evidence)"
+           for form in ("alpha_sign", "beta_sign", "beta_over_alpha_sign", "width_sign",
+                        "data_sign", "lr_sign") for op in ("scale", "nudge")},
+        **{f"eta_slope:{op}": "a slope of -1.05 or -1.001 against -1: inside the exponent "
+                              "fit's slack of 0.2 (SOURCES §2.5), which grokking times on a "
+                              "finite grid of eta cannot resolve" for op in ("scale", "nudge")}},
     check=check,
     control=NegativeControl("every prediction reversed (t ~ eta, large alpha faster, ...)",
                             REVERSED),
