@@ -122,6 +122,24 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux /proc; none elsewhere)."""
+    path = f"/proc/{pid}/task/{pid}/children"
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [int(c) for c in f.read().split()]
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie counts as gone: it only waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_a_killed_run_keeps_what_it_finished_and_a_rerun_continues(tmp_path):
     (tmp_path / "killclaims.py").write_text(KILL_CLAIMS)
     db = tmp_path / "s.sqlite"
@@ -137,8 +155,14 @@ def test_a_killed_run_keeps_what_it_finished_and_a_rerun_continues(tmp_path):
             break
         time.sleep(0.2)
     time.sleep(0.5)  # kill.b is sleeping now
+    workers = _children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
+    # its workers die with it (no orphan left waiting on its pipe)
+    gone = time.monotonic() + 30
+    while any(_alive(w) for w in workers) and time.monotonic() < gone:
+        time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)], f"orphaned workers {workers}"
     store = ResultStore(db)
     assert store.integrity() == "ok"
     assert [r.verdict for r in store.history("kill.a")] == ["pass"]
