@@ -1,5 +1,6 @@
-r"""Thm. 2's and Thm. 3's formulas as printed, shared by the claims that check them
-(``li2.thm2``, ``li2.thm3`` and, beyond :math:`x^2`, ``li2.x.activations``)."""
+r"""Formulas as printed, shared by the claims that check them: Thm. 2's and Thm. 3's
+(``li2.thm2``, ``li2.thm3`` and, beyond :math:`x^2`, ``li2.x.activations``) and Lemma 1's
+worked kernel for :math:`x^2` (``li2.lemma1``, ``li2.x.kernel-gram``)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -21,3 +22,9 @@ def stated_node_count(irrep_dims) -> int:
 def stated_residual() -> int:
     r"""Thm. 3: :math:`\hat Y=\tilde Y`, i.e. :math:`\|\hat Y-\tilde Y\|=0`."""
     return 0
+
+
+def lemma1_kernel_x2(variance, rho):
+    r"""Lemma 1's worked example: :math:`\mathcal K=s^4(1+2\rho^2)` for :math:`\sigma=x^2`, with
+    :math:`s^2` the variance of the pre-activation (``variance``; numbers or sympy)."""
+    return variance**2 * (1 + 2 * rho**2)

@@ -67,6 +67,7 @@ from verify import (
 )
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._printed_forms import lemma1_kernel_x2
 
 M = sp.Symbol("M", positive=True, integer=True)
 
@@ -77,7 +78,7 @@ M = sp.Symbol("M", positive=True, integer=True)
 def stated_kernel_x2(s2, rho):
     r"""Lemma 1's kernel for :math:`x^2` (Hermite series, :math:`a_0=s^2`,
     :math:`a_2=\sqrt2s^2`): :math:`s^4(1+2\rho^2)`."""
-    return s2**2 * (1 + 2 * rho**2)
+    return lemma1_kernel_x2(s2, rho)
 
 
 def dropped_square_kernel_x2(s2, rho):

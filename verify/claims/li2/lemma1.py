@@ -99,6 +99,7 @@ from verify import (
 from verify.arrays import sqrt
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
+from verify.claims.li2._printed_forms import lemma1_kernel_x2
 
 
 THEORY = {"x2": SQUARE, "relu": RELU}
@@ -138,7 +139,7 @@ def stated_x2_second_moment(scale):
 
 def stated_kernel_x2(scale, r):
     r"""Worked example: :math:`\mathcal K = s^4(1+2\rho^2)` for :math:`x^2`."""
-    return scale**4 * (1 + 2 * r**2)
+    return lemma1_kernel_x2(scale**2, r)
 
 
 def dropped_two_kernel_x2(scale, r):
