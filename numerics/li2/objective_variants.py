@@ -47,6 +47,7 @@ import torch
 
 from numerics import solves
 from numerics.li2.grokking_time import grokking_times
+from numerics.li2.ridge_inverse import ridge_matrix
 from numerics.li2.sweep_points import _dtype, encode
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
 from numerics.optimizers import OptimizerSpec
@@ -54,14 +55,8 @@ from numerics.optimizers import OptimizerSpec
 
 def ridge(F: torch.Tensor, Y: torch.Tensor, lam: float) -> torch.Tensor:
     r""":math:`(F^\top F+\lambda I)^{-1}F^\top Y` (``K x M``) for ``F`` ``n x K``, ``Y``
-    ``n x M``, through the smaller Gram matrix (:math:`F^\top(FF^\top+\lambda I)^{-1}Y` when
-    :math:`n<K`)."""
-    n, K = F.shape
-    if n < K:
-        A = F @ F.T + lam * torch.eye(n, dtype=F.dtype, device=F.device)
-        return F.T @ solves.solve_spd(A, Y, name="ridge Gram matrix")
-    A = F.T @ F + lam * torch.eye(K, dtype=F.dtype, device=F.device)
-    return solves.solve_spd(A, F.T @ Y, name="ridge Gram matrix")
+    ``n x M``: :func:`numerics.li2.ridge_inverse.ridge_matrix` solved by Cholesky."""
+    return solves.solve_spd(ridge_matrix(F, lam), F.T @ Y, name="ridge Gram matrix")
 
 
 def centred(A: torch.Tensor) -> torch.Tensor:
