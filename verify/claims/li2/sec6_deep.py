@@ -679,6 +679,8 @@ CLAIM = register(Claim(
             "identity_order": stated_identity_order, "residual_sum": stated_residual_sum,
             "bottom_up": stated_bottom_up, "deeper_later": stated_deeper_later,
             "lowest_fourier": stated_lowest_fourier},
+    equivalent_mutants={f"deeper_later:{op}": "a direction: only its sign enters the decision "
+                                              "(direction_evidence)" for op in ("scale", "nudge")},
     check=check,
     control=NegativeControl("the gate on one side only: D_L Yt Yt^T F_(L-1) W_L W_L^T",
                             {"chain": one_sided_chain}),

@@ -796,9 +796,12 @@ CLAIM = register(Claim(
             "maxima_on": stated_maxima_components,
             "training_power_side": stated_training_power_side,
             "training_follow_side": stated_training_follow_side},
-    equivalent_mutants={f"{form}:{op}": "a direction: only its sign enters the decision"
-                        for form in ("training_power_side", "training_follow_side")
-                        for op in ("scale", "nudge")},
+    equivalent_mutants={
+        **{f"{form}:{op}": "a direction: only its sign enters the decision"
+           for form in ("training_power_side", "training_follow_side")
+           for op in ("scale", "nudge")},
+        "Phi:sign": "Phi enters only through (Phi ⊗ 1)(Phi ⊗ 1)^*, which its sign does not "
+                    "change"},
     check=check,
     control=NegativeControl("modulation toward the learned irreps: Phi, E_S and the maxima "
                             "over k in S instead of k not in S",
