@@ -27,7 +27,9 @@ The pieces, by what a claim author reaches for:
   :class:`Choice`, :data:`SEED`, :func:`draw`, :func:`strategy`;
 * plots the report draws (``run.plot``): :class:`Plot` (curves, log axes, reference and
   fitted lines; :class:`Reference`), :class:`Heatmap` (a regime map);
-* sweeps over grids (in-process or Dask): :func:`run_sweep`;
+* sweeps over grids: ``run.sweep`` (the runner's sweeper: in-process, or under ``check`` the
+  store and Dask of :mod:`verify.sweep`); :func:`batched` marks a point function that takes
+  a chunk of points;
 * derivations (from ``theory``): :class:`Derivation`, :class:`Step`;
 * running: :func:`run_claim`, :class:`ClaimResult`, :class:`Verdict`.
 
@@ -82,6 +84,7 @@ from verify.evidence import (
     undecided,
 )
 from verify.plots import Heatmap, Plot, Reference
+from verify.points import batched
 from verify.registry import register
 from verify.results import ClaimResult
 from verify.run import Run
@@ -101,7 +104,6 @@ from verify.step_ladders import (
     resolved_records,
     roundoff_floors,
 )
-from verify.sweep import run_sweep
 from verify.tolerances import (
     FALSE_ALARM,
     bonferroni_z,
@@ -116,15 +118,12 @@ __all__ = [
     "EXACT", "FALSE_ALARM", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice",
     "Claim", "ClaimResult", "Derivation", "Evidence", "Heatmap", "IntRange", "Limit",
     "LogUniform", "NegativeControl", "Plot", "Reading", "Reference", "Route", "Run", "SkipClaim",
-    "Step",
-    "Tolerance", "TrendFit", "Verdict",
-    "arrays", "at_least", "at_most", "bonferroni_z", "case_orders", "compare", "compare_cases",
-    "conditioned",
-    "draw", "equally_spaced", "fit_trend", "flow_limits", "geometric_grid", "geometric_tail",
-    "ladder",
-    "ladder_compare", "ladder_tolerance", "level_errors", "limit_evidence", "monte_carlo",
-    "order_along",
-    "order_evidence", "pair_estimates", "register", "resolved_records", "roundoff",
-    "roundoff_floors", "run_claim", "run_sweep", "strategy", "symbolic_identity",
-    "to_json_value", "trend_evidence", "undecided", "unit_roundoff",
+    "Step", "Tolerance", "TrendFit", "Verdict",
+    "arrays", "at_least", "at_most", "batched", "bonferroni_z", "case_orders", "compare",
+    "compare_cases", "conditioned", "draw", "equally_spaced", "fit_trend", "flow_limits",
+    "geometric_grid", "geometric_tail", "ladder", "ladder_compare", "ladder_tolerance",
+    "level_errors", "limit_evidence", "monte_carlo", "order_along", "order_evidence",
+    "pair_estimates", "register", "resolved_records", "roundoff", "roundoff_floors",
+    "run_claim", "strategy", "symbolic_identity", "to_json_value", "trend_evidence",
+    "undecided", "unit_roundoff",
 ]

@@ -62,12 +62,14 @@ def _start_worker(modules: Sequence[str], threads: int | None) -> None:
 def _run_one(task: ClaimTask, fidelity: str, device: torch.device, dtype: torch.dtype,
              seed: int, time_limit: float | None) -> dict:
     from verify import registry
+    from verify.diagnosis import diagnosed
     from verify.runner import run_claim
+    from verify.sweep import stored_sweep
 
     result = run_claim(registry.get(task.claim_id), fidelity=fidelity, device=device,
                        dtype=dtype, seed=seed, overrides=dict(task.overrides),
-                       time_limit=time_limit)
-    return result.as_record()
+                       time_limit=time_limit, sweeper=stored_sweep)
+    return diagnosed(result.as_record())
 
 
 #: How workers may be started: ``spawn`` (a fresh interpreter that imports everything again)
@@ -181,6 +183,7 @@ def run_claims_in_pool(tasks: Sequence[ClaimTask], *, jobs: int, fidelity: str,
     if start_method not in START_METHODS:
         raise ValueError(f"start_method: {start_method!r} must be one of {START_METHODS}")
     from verify import registry
+    from verify.diagnosis import diagnosed
     from verify.runner import error_result, lost_worker_reason, time_limit_reason
 
     settings = {"fidelity": fidelity, "device": device, "dtype": dtype, "seed": seed,
@@ -193,9 +196,10 @@ def run_claims_in_pool(tasks: Sequence[ClaimTask], *, jobs: int, fidelity: str,
 
     def lost(w: _Worker, reason: str, error: str) -> dict:
         task = tasks[w.index]
-        return error_result(registry.get(task.claim_id), fidelity=fidelity, device=device,
-                            dtype=dtype, seed=seed, overrides=task.overrides, reason=reason,
-                            seconds=time.monotonic() - w.started, error=error).as_record()
+        result = error_result(registry.get(task.claim_id), fidelity=fidelity, device=device,
+                              dtype=dtype, seed=seed, overrides=task.overrides, reason=reason,
+                              seconds=time.monotonic() - w.started, error=error)
+        return diagnosed(result.as_record())
 
     finished = False
     try:

@@ -5,6 +5,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from verify.hooks import render_html
+
 if TYPE_CHECKING:
     from verify.evidence import Evidence
     from verify.run import Run
@@ -154,10 +156,10 @@ class Claim:
         """Whether the claim declares a medium level (else medium runs its quick one)."""
         return self.parameters["medium"] is not self.parameters["quick"]
 
-    def _repr_html_(self) -> str:
-        """Jupyter: statement, reading, assumptions and negative control, typeset."""
-        from verify.report.html import claim_card
-        return claim_card(self.describe())
+    def _repr_html_(self) -> str | None:
+        """Jupyter: statement, reading, assumptions and negative control, typeset once
+        :mod:`verify.report` is imported (:mod:`verify.hooks`)."""
+        return render_html("claim", self.describe())
 
     def _repr_latex_(self) -> str:
         return f"$$ {self.statement} $$"

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["decisive_item", "diagnose"]
+__all__ = ["decisive_item", "diagnose", "diagnosed"]
 
 _LABEL = re.compile(r"^([^:]{1,48}): (.+)$", re.S)
 _MAX_SYMPY_CHARS = 4000
@@ -42,6 +42,22 @@ def diagnose(record: Mapping[str, Any], *, readings: bool = True) -> str:
         return f"{headline}; as printed: {sentence}" if headline else sentence
     except Exception as exc:  # noqa: BLE001 - a diagnosis must never break a run
         return f"{record.get('reason', '')} (no diagnosis: {type(exc).__name__})".strip()
+
+
+def diagnosed(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` (``ClaimResult.as_record()``) as the results JSON holds it: each checked
+    reading with its diagnosis, read from all its items, and then only the items it decides
+    on (the claim's own evidence shows every item); the claim's diagnosis last."""
+    out = dict(record)
+    if out.get("readings") is not None:
+        readings = []
+        for r in out["readings"]:
+            r = {**r, "diagnosis": diagnose(r)}
+            r["evidence"] = [e for e in r["evidence"] if e["ok"] is not True]
+            readings.append(r)
+        out["readings"] = readings
+    out["diagnosis"] = diagnose(out)
+    return out
 
 
 _OUTCOME = {"pass": "holds", "fail": "fails", "inconclusive": "is undecided",

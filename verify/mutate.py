@@ -47,6 +47,7 @@ from typing import Any
 from verify.claim import Claim
 from verify.results import ClaimResult
 from verify.runner import run_claim
+from verify.sweep import stored_sweep
 from verify.verdict import Verdict
 
 OPERATORS = ("scale", "nudge", "sign", "power")
@@ -251,7 +252,7 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
 
     start = time.perf_counter()
     settings = dict(fidelity=fidelity, seed=seed, device=device, dtype=dtype, control=False,
-                    readings=False)
+                    readings=False, sweeper=stored_sweep)
     base = baseline if baseline is not None else run_claim(claim, **settings)
     report = MutationReport(claim.id, base.verdict.value)
     for form, op in (plan(claim) if pairs is None else pairs):

@@ -31,9 +31,11 @@ from typing import Any
 import pytest
 
 from verify import registry
+from verify.diagnosis import diagnose
 from verify.results import ClaimResult
 from verify.claim import FIDELITIES
 from verify.runner import DTYPES, run_claim
+from verify.sweep import stored_sweep
 from verify.verdict import Verdict
 
 
@@ -83,7 +85,7 @@ def describe_failure(result: ClaimResult, headline: str, modules: Sequence[str] 
     item that did not pass,
     the negative control, and the command that reproduces the run (with a ``--module`` for
     each ``--claims-module``, so the pasted command finds the project's own claims)."""
-    lines = [headline, f"diagnosis: {result.as_record()['diagnosis']}",
+    lines = [headline, f"diagnosis: {diagnose(result.as_record())}",
              f"reason: {result.reason}"]
     for e in result.evidence:
         if e.ok is True:
@@ -120,7 +122,7 @@ class ClaimItem(pytest.Item):
         opt = self.config.getoption
         result = run_claim(registry.get(self.claim_id), fidelity=opt("claims_fidelity"),
                            device=opt("claims_device"), dtype=opt("claims_dtype"),
-                           seed=opt("claims_seed"))
+                           seed=opt("claims_seed"), sweeper=stored_sweep)
         self.user_properties.append(("verdict", result.verdict.value))
         self.user_properties.append(("seconds", round(result.seconds, 3)))
         verdict = result.verdict

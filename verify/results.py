@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.evidence import Evidence, json_float, to_json_value
+from verify.hooks import render_html
 from verify.run import AssumptionOutcome
 from verify.verdict import Verdict
 
@@ -47,17 +48,14 @@ class ReadingResult:
     assumptions: list[AssumptionOutcome] = field(default_factory=list)
 
     def as_record(self) -> dict[str, Any]:
-        from verify.diagnosis import diagnose
-
+        """Every item; the results JSON keeps those the reading decides on, after its
+        diagnosis has read them all (``verify.diagnosis.diagnosed``)."""
         record = {"name": self.name, "description": self.description,
                   "parameters": to_json_value(self.parameters),
                   "verdict": self.verdict.value, "reason": self.reason,
                   "evidence": [e.as_record() for e in self.evidence],
                   "assumptions": [a.as_record() for a in self.assumptions]}
         record["key_figure"] = _key_figure(self.evidence)
-        record["diagnosis"] = diagnose(record)
-        # The claim's own evidence shows every item; a reading keeps those it decides on.
-        record["evidence"] = [e for e in record["evidence"] if e["ok"] is not True]
         return record
 
 
@@ -97,17 +95,17 @@ class ClaimResult:
     def key_figure_text(self) -> str:
         return key_figure_text(self.key_figure(), self.reason)
 
-    def _repr_html_(self) -> str:
-        """Jupyter: the claim's report section (evidence, derivations, plots)."""
-        from verify.report.html import claim_section
-        return claim_section(self.as_record())
+    def _repr_html_(self) -> str | None:
+        """Jupyter: the claim's report section (evidence, derivations, plots), once
+        :mod:`verify.report` is imported (:mod:`verify.hooks`)."""
+        return render_html("result", self.as_record())
 
     def _repr_latex_(self) -> str:
         return f"$$ {self.claim['statement']} $$"
 
     def as_record(self) -> dict[str, Any]:
-        from verify.diagnosis import diagnose
-
+        """The claim's entry of the results JSON, less the one-line diagnosis the services
+        add (``verify.diagnosis.diagnosed``)."""
         record = {
             **self.claim,
             "fidelity": self.fidelity,
@@ -131,7 +129,6 @@ class ClaimResult:
         record.pop("readings", None)
         if self.readings is not None:
             record["readings"] = [r.as_record() for r in self.readings]
-        record["diagnosis"] = diagnose(record)
         return record
 
 

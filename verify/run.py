@@ -15,6 +15,8 @@ from numerics.random import make_generator
 from theory.derivation import Derivation
 from verify import memo as _memo
 from verify.evidence import Evidence, to_json_value
+from verify.hooks import Sweeper
+from verify.points import in_process_sweep
 from verify.plots import Heatmap, Plot
 
 T = TypeVar("T")
@@ -46,13 +48,6 @@ class _RouteRecord:
     assumptions: tuple
 
 
-def _short_point(point: Mapping[str, Any], limit: int = 160) -> str:
-    """A sweep point for an error message: its scalar fields (a point can carry a whole
-    Cayley table), cut to ``limit`` characters."""
-    text = repr({k: v for k, v in point.items() if isinstance(v, (int, float, str, bool))})
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 @dataclass
 class Run:
     """The context of one execution of a check (the claim itself, or its negative control)."""
@@ -72,6 +67,9 @@ class Run:
     #: changes only what is compared (``Reading.compares_only``) keys on the printed
     #: reading's, so it reuses that run's simulations.
     memo_params: Mapping[str, Any] | None = None
+    #: Runs :meth:`sweep`'s grids: the runner hands down the one it received
+    #: (:mod:`verify.hooks`); the kernel's own computes in this process and stores nothing.
+    sweeper: Sweeper = in_process_sweep
 
     def __post_init__(self) -> None:
         self.params = MappingProxyType(dict(self.params))
@@ -178,29 +176,19 @@ class Run:
 
     def sweep(self, name: str, fn: Callable[..., Any], points: Sequence[Mapping[str, Any]],
               *, batch_size: int = 1) -> list[dict[str, Any]]:
-        """The results of :func:`verify.sweep.run_sweep` over ``points`` (a training grid:
-        configurations x seeds), in their order: in this process, or on the Dask cluster
-        ``check --backend dask`` names; each finished point is stored, so a rerun computes
-        only what is missing. ``fn`` is a module-level point function (JSON dict in, JSON
-        dict out; :func:`verify.sweep.batched` for a list of points per call); the points
+        """The results of the run's sweeper over ``points`` (a training grid: configurations x
+        seeds), in their order. Under ``check`` that is :func:`verify.sweep.stored_sweep`: in
+        this process or on the Dask cluster ``check --backend dask`` names, each finished
+        point stored, so a rerun computes only what is missing (:mod:`verify.hooks`). ``fn`` is a module-level point function (JSON dict in, JSON
+        dict out; :func:`verify.points.batched` for a list of points per call); the points
         must hold everything it depends on (device and dtype included), since the result is
         memoised for the process under them, so the negative control and other claims that
         ask for the same points reuse it. Raises ``RuntimeError`` naming the points that
         failed."""
-        from verify.sweep import run_sweep
-
         pts = [dict(p) for p in points]
 
         def compute() -> list[dict[str, Any]]:
-            report = run_sweep(fn, pts, name=f"{self.claim_id}:{name}",
-                               batch_size=batch_size)
-            if report.failed:
-                raise RuntimeError(f"sweep {name}: {len(report.failed)} of {len(pts)} points "
-                                   f"failed: " + "; ".join(
-                                       f"{_short_point(o.point)}: "
-                                       f"{str(o.error).strip().splitlines()[-1]}"
-                                       for o in report.failed[:3]))
-            return report.results
+            return self.sweeper(fn, pts, name=f"{self.claim_id}:{name}", batch_size=batch_size)
 
         key = json.dumps(to_json_value(pts), sort_keys=True)
         return self.memo(f"sweep {name}", compute, key=(getattr(fn, "__qualname__", ""), key),

@@ -18,6 +18,8 @@ from numerics.device import resolve_device, verification_precision
 from numerics.errors import Diverged
 from verify.claim import FIDELITIES, Claim, Reading, SkipClaim
 from verify.evidence import Evidence
+from verify.hooks import Sweeper
+from verify.points import in_process_sweep
 from verify.results import ClaimResult, ControlResult, ReadingResult
 from verify.run import AssumptionOutcome, Run
 from verify.verdict import Verdict, apply_negative_control, apply_ran, verdict_from_evidence
@@ -371,6 +373,7 @@ def run_claim(
     control: bool = True,
     readings: bool = True,
     time_limit: float | None = None,
+    sweeper: Sweeper = in_process_sweep,
 ) -> ClaimResult:
     """Check ``claim`` and, unless ``control=False``, its negative control; unless
     ``readings=False``, check it again under each of its alternative readings
@@ -383,7 +386,9 @@ def run_claim(
     :func:`_time_limit` for what the limit can stop); bad arguments (fidelity, dtype other
     than float64/float32, device, a seed outside [0, 2**63), overrides that
     :func:`validate_overrides` refuses, a time limit not in (0, inf)) raise ``ValueError``
-    before any work.
+    before any work. ``sweeper`` runs the claim's training grids (:meth:`Run.sweep`); the
+    default computes them in this process and stores nothing, ``check`` hands down
+    :func:`verify.sweep.stored_sweep` (:mod:`verify.hooks`).
     """
     if time_limit is not None and not 0 < time_limit < math.inf:
         raise ValueError(f"time_limit: {time_limit!r} must be a finite number of seconds > 0 "
@@ -411,7 +416,7 @@ def run_claim(
         with _time_limit(time_limit, claim.id):
             return _check_and_control(claim, fidelity=fidelity, params=params,
                                       assumptions=assumptions, seed=seed, device=dev, dtype=dt,
-                                      control=control, readings=readings)
+                                      control=control, readings=readings, sweeper=sweeper)
     except ClaimTimeLimit as exc:
         return error_result(claim, fidelity=fidelity, device=dev, dtype=dt, seed=seed,
                             overrides=overrides, reason=str(exc),
@@ -420,7 +425,8 @@ def run_claim(
 
 def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
                        assumptions: list[AssumptionOutcome], seed: int, device: torch.device,
-                       dtype: torch.dtype, control: bool, readings: bool) -> ClaimResult:
+                       dtype: torch.dtype, control: bool, readings: bool,
+                       sweeper: Sweeper) -> ClaimResult:
     """:func:`run_claim`'s work once its arguments are checked."""
     def make_run(stated: Mapping[str, Callable[..., Any]], is_control: bool,
                  reading: Reading | None = None) -> Run:
@@ -429,7 +435,7 @@ def _check_and_control(claim: Claim, *, fidelity: str, params: dict[str, Any],
                                                                          reading.parameters),
                    stated=stated, seed=seed, device=device, dtype=dtype, is_control=is_control,
                    memo_params=params if reading is not None and reading.compares_only
-                   else None)
+                   else None, sweeper=sweeper)
 
     start = time.perf_counter()
     run = make_run(claim.stated, False)

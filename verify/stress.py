@@ -40,6 +40,7 @@ from verify.evidence import Evidence, to_json_value
 from verify.results import ClaimResult
 from verify.runner import merge_overrides, run_claim
 from verify.sampling import SEED, Choice, IntRange, LogUniform
+from verify.sweep import stored_sweep
 from verify.verdict import Verdict, verdict_from_evidence
 
 MODES = ("inside", "outside", "both")
@@ -228,7 +229,7 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
         overrides = {k: v for k, v in config.items() if k != "seed"}
         result = run_claim(claim, fidelity=fidelity, device=device, dtype=dtype,
                            seed=int(config.get("seed", seed)), overrides=overrides,
-                           control=False, readings=False)
+                           control=False, readings=False, sweeper=stored_sweep)
         point = Point(dict(config), result.inside_assumptions, result.verdict,
                       _ratio(result.evidence), _failed(result))
         cache[key] = (result, point)
@@ -299,7 +300,7 @@ def _confirm(claim: Claim, result: ClaimResult, point: Point, *, fidelity: str, 
         f64 = result if dtype == "float64" else run_claim(
             claim, fidelity=fidelity, device=device, dtype="float64",
             seed=int(config.get("seed", seed)), overrides=overrides, control=False,
-            readings=False)
+            readings=False, sweeper=stored_sweep)
         ratio = _ratio(f64.evidence)
         rechecks.append({"how": "float64 rerun", "verdict": f64.verdict.value,
                          "worst_ratio": None if math.isinf(ratio) else ratio})

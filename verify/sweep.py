@@ -2,11 +2,10 @@
 through one call, :func:`run_sweep`, run in-process or on a Dask cluster, streamed into the
 results store.
 
-A sweep is a *point function* and a list of *points*. A point is a dict of JSON parameters
-(its own seed among them: a point function never draws from a global RNG, so a point's result
-does not depend on where or with which other points it ran); a result is a dict of JSON data.
-A point function decorated with :func:`batched` takes a list of points and returns the list of
-their results, so that one call trains a whole chunk on the trainer's leading batch axis.
+A sweep is a *point function* and a list of *points* (:mod:`verify.points`: a dict of JSON
+parameters in, a dict of JSON data out; :func:`batched` for a list of points per call).
+:func:`stored_sweep` is the sweeper ``check`` hands down to the kernel (:mod:`verify.hooks`):
+a claim's ``run.sweep`` goes through it.
 
 Backends (the call is the same; only ``backend`` changes):
 
@@ -26,21 +25,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
-import socket
 import sqlite3
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from verify.metadata import git_revision, package_versions
+from verify.points import (
+    Computed,
+    PointFunction,
+    canonical_points,
+    chunks_of,
+    failed_points,
+    run_chunk,
+)
 from verify.store import (
     BUSY_TIMEOUT_S,
     DEFAULT_PATH,
@@ -81,15 +85,6 @@ CREATE TABLE IF NOT EXISTS sweep_points (
 CREATE INDEX IF NOT EXISTS sweep_points_key ON sweep_points(key);
 CREATE INDEX IF NOT EXISTS sweep_points_sweep ON sweep_points(sweep);
 """
-
-PointFunction = Callable[[Any], Any]
-
-
-def batched(fn: PointFunction) -> PointFunction:
-    """Mark ``fn`` as taking a list of points and returning the list of their results."""
-    fn.sweep_batched = True
-    return fn
-
 
 # --- the store ------------------------------------------------------------------------------------
 
@@ -198,98 +193,6 @@ def point_key(name: str, function: str, point: Mapping[str, Any], *, code: str,
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def _json_data(value: Any, where: str) -> Any:
-    """``value`` as JSON data; non-finite floats become the strings 'nan', 'inf', '-inf' (as
-    everywhere in the toolkit's records); anything else that is not JSON raises TypeError."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):   # numpy's float64 too: stored and returned as a float
-        return float(value) if math.isfinite(value) else (
-            "nan" if math.isnan(value) else "inf" if value > 0 else "-inf")
-    if isinstance(value, Mapping):
-        bad = [k for k in value if not isinstance(k, str)]
-        if bad:
-            raise TypeError(f"{where}: key {bad[0]!r} is not a string")
-        return {k: _json_data(v, f"{where}[{k!r}]") for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    raise TypeError(f"{where}: {type(value).__name__} is not JSON data (use .item(), .tolist())")
-
-
-def _canonical_points(points: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The points as JSON round trips them (tuples become lists), each checked once."""
-    if isinstance(points, (str, bytes, Mapping)) or not isinstance(points, Iterable):
-        raise ValueError(f"points: needs a list of dicts, got {type(points).__name__}")
-    out, seen = [], {}
-    for i, p in enumerate(points):
-        if not isinstance(p, Mapping):
-            raise ValueError(f"points[{i}]: {p!r} is not a dict of parameters")
-        try:
-            text = json.dumps(p, sort_keys=True, allow_nan=False)
-            if any(not isinstance(k, str) for k in p):
-                raise TypeError("keys must be strings")
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"points[{i}]: {p!r} is not JSON data (string keys; strings, "
-                             f"ints, finite floats, bools, None, lists, dicts): {exc}") from None
-        if text in seen:
-            raise ValueError(f"points[{i}]: repeats points[{seen[text]}] ({text})")
-        seen[text] = i
-        out.append(json.loads(text))
-    if not out:
-        raise ValueError("points: empty; a sweep needs at least one point")
-    return out
-
-
-# --- what runs on a worker ------------------------------------------------------------------------
-
-class Computed(NamedTuple):
-    """One point's outcome as a worker returns it."""
-
-    status: str                 # 'ok' or 'error'
-    value: Any                  # the result (ok) or the error message
-    seconds: float              # wall time of the call that computed it
-    batch: int                  # points in that call
-    worker: str                 # host:pid
-
-
-def _error_text(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name})" \
-        if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
-
-
-def run_chunk(fn: PointFunction, points: list[dict[str, Any]]) -> list[Computed]:
-    """Compute ``points`` (runs in-process or on a worker): per point, its result or error."""
-    worker = f"{socket.gethostname()}:{os.getpid()}"
-    is_batched = getattr(fn, "sweep_batched", False)
-    if not is_batched and len(points) > 1:
-        return [c for p in points for c in run_chunk(fn, [p])]
-    start = time.perf_counter()
-    try:
-        # copies: a point function that edits its points cannot edit the ones stored
-        if is_batched:
-            results = fn([dict(p) for p in points])
-            if not isinstance(results, Sequence) or len(results) != len(points):
-                raise TypeError(f"a batched point function must return a list of "
-                                f"{len(points)} results, got {results!r:.80}")
-        else:
-            results = [fn(dict(points[0]))]
-        for i, r in enumerate(results):
-            if not isinstance(r, Mapping):
-                raise TypeError(f"result {i}: {type(r).__name__} is not a dict")
-        results = [_json_data(r, "result") for r in results]
-    except Exception as exc:  # noqa: BLE001 - the point's error is its result; others go on
-        if len(points) > 1:   # find the bad point: each alone, so no other point is lost
-            return [c for p in points for c in run_chunk(fn, [p])]
-        seconds = time.perf_counter() - start
-        return [Computed("error", _error_text(exc), seconds, 1, worker)]
-    seconds = time.perf_counter() - start
-    return [Computed("ok", r, seconds, len(points), worker) for r in results]
-
-
 # --- the driver -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -388,7 +291,7 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
     if force is None:
         force = os.environ.get(ENV_FORCE) == "1"
     function = function_name(fn)
-    pts = _canonical_points(points)
+    pts = canonical_points(points)
     store = _resolve_store(store)
 
     started = time.perf_counter()
@@ -401,8 +304,7 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
             if row is not None and row.status == "ok":
                 outcomes[i] = PointOutcome(pts[i], row.result, None, True, row.seconds)
     pending = [i for i, o in enumerate(outcomes) if o is None]
-    size = batch_size if getattr(fn, "sweep_batched", False) else 1
-    chunks = [pending[j:j + size] for j in range(0, len(pending), size)]
+    chunks = [[pending[j] for j in c] for c in chunks_of(fn, len(pending), batch_size)]
     git = git_revision() if store is not None and chunks else None
     done = len(pts) - len(pending)
     # on a terminal the default progress is a bar (points done, elapsed, remaining); a
@@ -492,3 +394,15 @@ def _run_on_dask(fn: PointFunction, chunks: list[list[dict[str, Any]]], client: 
         finally:   # interrupted: leave nothing of this sweep running on a shared cluster
             for future in futures:
                 future.cancel()
+
+
+def stored_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: str,
+                 batch_size: int = 1) -> list[dict[str, Any]]:
+    """The sweeper of ``check`` (:class:`verify.hooks.Sweeper`): :func:`run_sweep` with the
+    store and backend its environment names; the results in the points' order, or
+    ``RuntimeError`` naming the points that failed."""
+    report = run_sweep(fn, points, name=name, batch_size=batch_size)
+    if report.failed:
+        raise failed_points(name, [(o.point, o.error) for o in report.failed],
+                            len(report.outcomes))
+    return report.results

@@ -134,3 +134,86 @@ def test_the_worked_example_uses_only_the_public_api():
         if bad:
             offenders[str(p.relative_to(ROOT))] = bad
     assert offenders == {}
+
+
+#: The services built on the verify kernel (the store, the sweep engine, the check pool,
+#: stress, mutate, estimates, diagnosis, the pytest plugin, the report and the CLI). Every
+#: other module of verify/ outside the claims is the kernel, a new one included.
+SERVICES = ("verify.store", "verify.sweep", "verify.check_pool", "verify.stress",
+            "verify.mutate", "verify.estimates", "verify.diagnosis", "verify.pytest_plugin",
+            "verify.report", "verify.cli", "verify.__main__")
+
+
+def _is_service(module: str) -> bool:
+    return any(module == s or module.startswith(s + ".") for s in SERVICES)
+
+
+def _project_modules() -> dict[str, Path]:
+    return {_module_name(p): p for layer in LAYERS for p in _sources(layer)}
+
+
+def _edges(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, at any depth of the file (inside functions
+    too): ``from a import b`` names ``a.b`` where that is a module, else ``a``."""
+    graph = {}
+    for module, path in modules.items():
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
+                out.update(subs)
+                if len(subs) < len(node.names) and node.module in modules:
+                    out.add(node.module)
+        graph[module] = out - {module}
+    return graph
+
+
+def test_the_kernel_imports_no_service():
+    """Not even inside a function: what the kernel needs from above is handed to it
+    (verify/hooks.py)."""
+    graph = _edges(_project_modules())
+    offenders = {m: sorted(n for n in out if _is_service(n)) for m, out in graph.items()
+                 if m.startswith("verify") and not _is_service(m)
+                 and not m.startswith("verify.claims")}
+    assert {m: bad for m, bad in offenders.items() if bad} == {}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle_anywhere():
+    assert _circles(_edges(_project_modules())) == []
+
+
+def test_the_circle_finder_finds_a_planted_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -8,6 +8,7 @@ import torch
 
 from verify import registry
 from verify.check_pool import ClaimTask, run_claims_in_pool
+from verify.diagnosis import diagnosed
 from verify.runner import run_claim
 
 registry.load_builtin_claims()
@@ -27,7 +28,8 @@ def _pooled(start_method: str) -> list[dict]:
 @pytest.mark.parametrize("start_method", ["spawn", "fork"] if sys.platform == "linux"
                          else ["spawn"])
 def test_pooled_records_equal_the_serial_ones(start_method):
-    serial = [run_claim(registry.get(c), fidelity="quick", seed=3).as_record() for c in CLAIMS]
+    serial = [diagnosed(run_claim(registry.get(c), fidelity="quick", seed=3).as_record())
+              for c in CLAIMS]
     pooled = _pooled(start_method)
     for a, b in zip(serial, pooled):
         assert a["id"] == b["id"] and a["verdict"] == b["verdict"]

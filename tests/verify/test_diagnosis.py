@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tests.planted import gauss, gauss_off_by_one, make_claim
-from verify.diagnosis import diagnose
+from verify.diagnosis import diagnose, diagnosed
 from verify.pytest_plugin import describe_failure
 from verify.runner import run_claim
 
@@ -107,7 +107,7 @@ def test_error_skipped_and_broken_records_never_raise():
 def test_a_run_records_the_diagnosis_and_the_plugin_shows_it():
     result = run_claim(make_claim("test.false", stated=gauss_off_by_one, control=gauss),
                        fidelity="quick")
-    rec = result.as_record()
+    rec = diagnosed(result.as_record())
     assert rec["verdict"] == "fail" and rec["diagnosis"] == diagnose(rec)
     assert "stated" in rec["diagnosis"]
     text = describe_failure(result, "test.false: verdict fail")

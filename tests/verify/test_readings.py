@@ -15,7 +15,7 @@ from verify import (
     compare,
     run_claim,
 )
-from verify.diagnosis import diagnose
+from verify.diagnosis import diagnose, diagnosed
 
 
 def stated_power_sum(n: int, k: int) -> float:
@@ -59,7 +59,7 @@ def test_each_reading_gets_its_own_verdict_and_the_claim_keeps_the_printed_one()
     got = {r.name: r.verdict for r in result.readings}
     # inclusive: 1/2 + 1/(2n), also off by 1/(2n); shifted limit: exact
     assert got == {"B (i <= n)": Verdict.FAIL, "C (a shifted limit)": Verdict.PASS}
-    record = result.as_record()
+    record = diagnosed(result.as_record())
     assert record["diagnosis"].startswith(
         "fails as printed; fails under reading B (i <= n); holds under reading C (a shifted "
         "limit); as printed: ")
@@ -83,7 +83,7 @@ def test_readings_off_leaves_no_verdicts_and_no_reading_rows():
 
 
 def test_no_headline_without_readings():
-    record = run_claim(_claim(readings=())).as_record()
+    record = diagnosed(run_claim(_claim(readings=())).as_record())
     assert "as printed" not in record["diagnosis"]
     assert diagnose({**record, "readings": []}) == record["diagnosis"]
 

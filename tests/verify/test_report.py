@@ -121,6 +121,8 @@ def test_cli_report_from_json_and_from_store(record, tmp_path, capsys):
 
 
 def test_jupyter_representations(record):
+    import verify.report  # noqa: F401 - registers the report's look (verify.hooks)
+
     claim = get("li2.eq2")
     assert "<math" in claim._repr_html_() and claim._repr_latex_().startswith("$$")
     result = run_claim(claim, control=False)

@@ -15,11 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
+from verify.points import batched, canonical_points
 from verify.sweep import (
     ENV_BACKEND,
     SweepStore,
-    _canonical_points,
-    batched,
     point_key,
     run_sweep,
 )
@@ -219,7 +218,7 @@ def test_key_ignores_key_order_and_tuple_versus_list(point):
     reordered = dict(reversed(list(point.items())))
     tupled = {k: tuple(v) if isinstance(v, list) else v for k, v in point.items()}
     keys = {point_key("s", "m:f", p, code="c", versions={}) for q in (point, reordered, tupled)
-            for p in _canonical_points([q])}
+            for p in canonical_points([q])}
     assert len(keys) == 1
 
 

@@ -14,7 +14,7 @@ import pytest
 import verify.memo
 from verify.registry import get
 from verify.runner import run_claim
-from verify.sweep import ENV_BACKEND, ENV_SCHEDULER
+from verify.sweep import ENV_BACKEND, ENV_SCHEDULER, stored_sweep
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("distributed") is None,
@@ -49,7 +49,8 @@ def _record(claim_id: str, monkeypatch: pytest.MonkeyPatch) -> dict:
     """The claim's record (check and control) at its reduced settings, with an empty process
     memo, so that its training runs (or is read from the store) in this call."""
     monkeypatch.setattr(verify.memo, "_STORE", OrderedDict())
-    record = run_claim(get(claim_id), overrides=REDUCED[claim_id]).as_record()
+    record = run_claim(get(claim_id), overrides=REDUCED[claim_id],
+                       sweeper=stored_sweep).as_record()
     del record["seconds"]
     return record
 

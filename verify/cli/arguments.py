@@ -5,6 +5,10 @@ import argparse
 import math
 import os
 
+class UsageError(Exception):
+    """Bad input from the user: reported on one line, exit code 2."""
+
+
 #: The most torch threads --threads accepts: 4 x the machine's CPUs (more only wait on
 #: each other, and a typo such as 100000 would start that many).
 MAX_THREADS = 4 * (os.cpu_count() or 1)

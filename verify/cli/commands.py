@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
-from verify.cli.arguments import positive_int, thread_count, time_limit
+from verify.cli.arguments import UsageError, positive_int, thread_count, time_limit
 from verify.metadata import git_revision, package_versions, run_metadata
-from verify.diagnosis import diagnose
+from verify.diagnosis import diagnose, diagnosed
 from verify.results import key_figure_text, merge_runs, run_record, write_json
 from verify.runner import (DTYPES, TIME_LIMITS, ParameterError, interrupted, merge_overrides,
                            run_claim, validate_overrides)
 from verify.store import StoreError, StoreWriteError, result_key
+from verify.sweep import stored_sweep
 from verify.cli.sweep import add_sweep_parser, cmd_sweep
 
 if TYPE_CHECKING:
@@ -40,10 +41,6 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "theory-verify"
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported on one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -501,8 +498,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                     _progress(f"[{done}/{len(pending)}] {claims[i].id} ...")
                 result = run_claim(claims[i], fidelity=args.fidelity, device=device,
                                    dtype=DTYPES[args.dtype], seed=args.seed, overrides=overrides,
-                                   time_limit=limit)
-                finished_claim(i, result.as_record())
+                                   time_limit=limit, sweeper=stored_sweep)
+                finished_claim(i, diagnosed(result.as_record()))
         if bar is not None:
             bar.close()
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -12,7 +12,7 @@ import itertools
 import json
 from typing import Any
 
-from verify.cli.arguments import positive_int
+from verify.cli.arguments import UsageError, positive_int
 from verify.sweep import BACKENDS, DEFAULT_BATCH, ENV_BACKEND, ENV_SCHEDULER, run_sweep
 
 
@@ -82,7 +82,6 @@ def _points(args: argparse.Namespace) -> list[Any]:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the sweep ``args`` describe; bad input raises ``verify.cli.UsageError`` (exit 2)."""
-    from verify.cli import UsageError
     from verify.results import write_json
 
     if args.threads is not None:

@@ -57,7 +57,15 @@ def test_exact_routes_agree_to_roundoff(group, K, name, seed):
     torch.testing.assert_close(stated, measured, rtol=1e-12, atol=1e-13)
     whole, alone = decoupling_case(run, group, K, name, seed)
     torch.testing.assert_close(whole, alone, rtol=1e-12, atol=1e-13)
-    stated, derived = direction_case(run, group, K, name, seed)
+    stated, derived, _ = direction_case(run, group, K, name, seed)
+    torch.testing.assert_close(stated, derived, rtol=1e-12, atol=1e-13)
+
+
+def test_a_dead_node_has_no_direction():
+    """Found by hypothesis: at Z5, K=3, relu, seed=3 node 2's ReLU is off on every sample, so
+    its centred column is 0, and normalising it gave NaN in 15 of the 45 entries."""
+    stated, derived, dead = direction_case(make_run(), "Z5", 3, "relu", 3)
+    assert dead == 1 and stated.shape == derived.shape == (15, 2)
     torch.testing.assert_close(stated, derived, rtol=1e-12, atol=1e-13)
 
 
@@ -72,7 +80,7 @@ def test_exact_routes_reject_planted_errors(group, K, seed):
     assert (whole - alone).abs().max() > 1e-3 * alone.abs().max()
     # the direction's sign is not a positive factor: the descent direction is rejected
     flipped = make_run(direction=lambda Yt, Ft: -(Yt @ transpose(Yt) @ Ft))
-    stated, derived = direction_case(flipped, group, K, "x2", seed)
+    stated, derived, _ = direction_case(flipped, group, K, "x2", seed)
     # unit columns pointing opposite ways: each differs by a vector of length 2
     torch.testing.assert_close(torch.linalg.vector_norm(stated - derived, dim=0),
                                torch.full((K,), 2.0, dtype=torch.float64))

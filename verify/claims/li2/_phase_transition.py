@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from numerics.li2.phase_boundary import group_table, phase_sweep_point
-from verify import Run, run_sweep
+from verify import Run
 
 #: The code's critical_ratio_multiplier (verify/claims/li2/SOURCES.md §6.1): p = 2.7482 ln M / M.
 CODE_C = 2.7482
@@ -36,9 +36,10 @@ def ratio_grid(M: int, max_dk: int, multipliers: Sequence[float]) -> list[float]
 
 def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any],
                  multipliers: Sequence[float]) -> list[dict[str, Any]]:
-    """:func:`phase_point` for each group (name -> max d_k), one point per group through
-    :func:`verify.sweep.run_sweep`: in this process by default, on a Dask cluster with
-    ``$THEORY_VERIFY_SWEEP_BACKEND=dask``, each finished group streamed into the results store.
+    """:func:`phase_point` for each group (name -> max d_k), one point per group through the
+    run's sweeper (under ``check``: on a Dask cluster with ``$THEORY_VERIFY_SWEEP_BACKEND=dask``,
+    each finished group streamed into the results store), under the one sweep name
+    ``li2.fig5`` whichever claim asks, so that the stored points serve both.
     Memoised per panel for every claim in the process (``scope="process"``: the points hold
     all the training depends on, no stated form enters), so the control and ``li2.thm4``
     reuse the runs."""
@@ -53,11 +54,7 @@ def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any
                        "dtype": training["dtype"]})
 
     def sweep() -> list[dict[str, Any]]:
-        report = run_sweep(phase_sweep_point, points, name="li2.fig5", batch_size=1)
-        if report.failed:
-            raise RuntimeError("; ".join(f"{o.point['group']}: {o.error}"
-                                         for o in report.failed))
-        return report.results
+        return run.sweeper(phase_sweep_point, points, name="li2.fig5", batch_size=1)
 
     return run.memo("li2.fig5 phase points", sweep, key=str(points), scope="process")
 

@@ -131,30 +131,38 @@ def decoupling_case(run: Run, group: str, K: int, name: str, seed: int):
 
 
 def direction_case(run: Run, group: str, K: int, name: str, seed: int):
-    r"""(stated, derived): the stated Stage-II direction and :math:`\tilde Y\tilde Y^\top\tilde
-    F` (:func:`numerics.li2.stage2_angles.decoupled_direction`, the direction the training
-    route measures its angles against), each column scaled to unit length: the angle does not
-    see a positive factor per node."""
+    r"""(stated, derived, dead): the stated Stage-II direction and :math:`\tilde Y\tilde Y^\top
+    \tilde F` (:func:`numerics.li2.stage2_angles.decoupled_direction`, the direction the training
+    route measures its angles against), each column scaled to unit length, over the live nodes:
+    the angle does not see a positive factor per node. A node whose :math:`\tilde{\mathbf f}_j`
+    is 0 (a ReLU node dead on every sample) has no direction at all, in either route: it is
+    left out, and ``dead`` counts it (tests/claims/li2/test_eq6.py pins such a case).
+    """
     act = activation(name)
     X, Y, W, _ = _problem(group, K, seed, run)
     F = act(X @ W)
     Yt, Ft = Y - Y.mean(0, keepdim=True), F - F.mean(0, keepdim=True)
+    live = torch.linalg.vector_norm(Ft, dim=0) > 0
 
     def unit(A: torch.Tensor) -> torch.Tensor:
+        A = A[:, live]
         return A / torch.linalg.vector_norm(A, dim=0, keepdim=True)
 
-    return unit(run.stated["direction"](Yt, Ft)), unit(decoupled_direction(Yt, Ft))
+    return (unit(run.stated["direction"](Yt, Ft)), unit(decoupled_direction(Yt, Ft)),
+            int((~live).sum()))
 
 
 def _exact(run: Run) -> Iterator[Evidence]:
     rng = run.rng("exact")
-    chain, dec, direction = [], [], []
+    chain, dec, direction, dead = [], [], [], 0
     for _ in range(run.params["exact_cases"]):
         c = draw(SPACE, rng)
         args = (c["group"], c["K"], c["activation"], c["seed"])
         chain.append((c, *chain_rule_case(run, *args)))
         dec.append((c, *decoupling_case(run, *args)))
-        direction.append((c, *direction_case(run, *args)))
+        stated, derived, dead_here = direction_case(run, *args)
+        direction.append((c, stated, derived))
+        dead += dead_here
     # Sums of at most n (<= 49) products in a chain of three products, in either route.
     tol = roundoff(run.dtype, 8 * 49, "sums of n <= 49 terms in three chained products")
     yield compare_cases(Route.PROPERTY, "Eq. 6 node update X^T D_j g_j vs autograd -dJ/dw_j",
@@ -165,9 +173,10 @@ def _exact(run: Run) -> Iterator[Evidence]:
                         names=("stated", "derived"), parameters={"space": str(SPACE)})
     # unit columns of two n x M x K products: as the chain above
     yield compare_cases(Route.PROPERTY, "the stated Stage-II direction vs Yt Yt^T Ft (the "
-                        "direction the training route measures angles against), per node up "
-                        "to a positive factor", direction, tolerance=tol,
-                        names=("stated", "derived"), parameters={"space": str(SPACE)})
+                        "direction the training route measures angles against), per live node "
+                        "up to a positive factor", direction, tolerance=tol,
+                        names=("stated", "derived"),
+                        parameters={"space": str(SPACE), "dead nodes left out": dead})
 
 
 # --- training runs ------------------------------------------------------------------------------
