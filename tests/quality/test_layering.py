@@ -20,7 +20,7 @@ FORBIDDEN = {
     "theory": {"torch", "numpy", "scipy", "numerics", "verify"},
     "numerics": {"sympy", "theory", "verify"},
 }
-PUBLIC_API = {"verify", "verify.arrays"}
+PUBLIC_API = {"verify", "verify.arrays", "verify.design"}
 
 
 def _module_name(path: Path) -> str:
