@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from verify.references import contradicts
+
 __all__ = ["decisive_item", "diagnose", "diagnosed"]
 
 _LABEL = re.compile(r"^([^:]{1,48}): (.+)$", re.S)
@@ -39,7 +41,8 @@ def diagnose(record: Mapping[str, Any], *, readings: bool = True) -> str:
     try:
         headline = _readings_headline(record) if readings else ""
         sentence = _diagnose(record)
-        return f"{headline}; as printed: {sentence}" if headline else sentence
+        sentence = f"{headline}; as printed: {sentence}" if headline else sentence
+        return f"{_contradiction(record)}{sentence}"
     except Exception as exc:  # noqa: BLE001 - a diagnosis must never break a run
         return f"{record.get('reason', '')} (no diagnosis: {type(exc).__name__})".strip()
 
@@ -58,6 +61,15 @@ def diagnosed(record: Mapping[str, Any]) -> dict[str, Any]:
         out["readings"] = readings
     out["diagnosis"] = diagnose(out)
     return out
+
+
+def _contradiction(record: Mapping[str, Any]) -> str:
+    """A verdict that its paper-size reference contradicts leads its sentence with that."""
+    if not contradicts(record):
+        return ""
+    ref = record["reference"]
+    return (f"CONTRADICTS its paper-size reference ({ref['verdict']} at {ref['fidelity']}, "
+            f"{ref['made']}); at {record.get('fidelity', 'this fidelity')}: ")
 
 
 _OUTCOME = {"pass": "holds", "fail": "fails", "inconclusive": "is undecided",

@@ -4,12 +4,14 @@ An estimate of one claim at one fidelity on one kind of device comes from, in or
 
 1. this machine's results store: the newest stored run of the claim at that fidelity and
    device type (its recorded ``seconds``), since the same machine is the best predictor;
-2. the measurements shipped with the toolkit (``verify/measured_times.json``: quick fidelity
+2. the claim's committed reference result (:mod:`verify.references`), made at full fidelity
+   on the CPU machine its provenance names: its wall seconds;
+3. the measurements shipped with the toolkit (``verify/measured_times.json``: quick fidelity
    on 2 CPU cores, full fidelity on 2 CPU cores where it was measured, full fidelity on one
    H100), each with the machine it ran on; a run that was stopped gives a lower bound, and
    a training claim too large to run gives the trainer's extrapolated cost; at medium
    fidelity a claim without its own medium level is estimated at its quick level;
-3. nothing: the estimate is unknown, and said so.
+4. nothing: the estimate is unknown, and said so.
 
 ``check --dry-run`` prints the plan; ``check`` prints it before a run estimated above
 :data:`CONFIRM_SECONDS` and asks for ``--yes``.
@@ -79,6 +81,21 @@ def _from_store(store: Any, claim_id: str, fidelity: str, device_type: str) -> f
     return None
 
 
+def _from_reference(claim_id: str, fidelity: str, device_type: str) -> Estimate | None:
+    from verify import references
+
+    try:
+        ref = references.load(claim_id)
+    except references.ReferenceError:
+        return None
+    if ref is None or ref.fidelity != fidelity or ref.provenance.get("device") != device_type:
+        return None
+    p = ref.provenance
+    machine = p.get("machine") or {}
+    return Estimate(claim_id, float(p["wall_seconds"]),
+                    f"reference result: measured, {machine.get('cores')} cores, {ref.made}")
+
+
 def _own_medium(claim_id: str) -> bool:
     from verify import registry
 
@@ -93,6 +110,9 @@ def estimate(claim_id: str, fidelity: str, device_type: str, store: Any = None) 
     seconds = _from_store(store, claim_id, fidelity, device_type)
     if seconds is not None:
         return Estimate(claim_id, seconds, "this machine's store")
+    reference = _from_reference(claim_id, fidelity, device_type)
+    if reference is not None:
+        return reference
     table = _shipped().get(fidelity, {}).get(device_type)
     entry = (table or {}).get("claims", {}).get(claim_id)
     if entry is None and fidelity == "medium" and not _own_medium(claim_id):

@@ -32,8 +32,10 @@ from verify.diagnosis import diagnose, diagnosed
 from verify.results import key_figure_text, merge_runs, run_record, write_json
 from verify.runner import (DTYPES, TIME_LIMITS, ParameterError, interrupted, merge_overrides,
                            run_claim, validate_overrides)
+from verify.references import ReferenceError, attach, summary_text
 from verify.store import StoreError, StoreWriteError, result_key
 from verify.sweep import stored_sweep
+from verify.cli.reference import add_reference_parser, cmd_reference
 from verify.cli.sweep import add_sweep_parser, cmd_sweep
 
 if TYPE_CHECKING:
@@ -187,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
                           help="where to write the report (default stress.json)")
     p_sweep = add_sweep_parser(sub)
-    for p in (p_list, p_show, p_check, p_history, p_stress, p_mutate, p_report, p_sweep):
+    p_reference = add_reference_parser(sub)
+    for p in (p_list, p_show, p_check, p_history, p_stress, p_mutate, p_report, p_sweep,
+              p_reference):
         p.add_argument("--module", dest="modules", action="append", default=[],
                        metavar="MODULE", help="import MODULE first: it registers a project's "
                                               "own claims (repeatable); a module name (found "
@@ -322,6 +326,20 @@ def summary_line(records: list[dict], seconds: float, jobs: int, written: str,
 def _print_line(record: dict, width: int, note: str) -> None:
     print(claim_line(record, width, note, columns=terminal_columns(), colour=use_colour()),
           flush=True)
+    if record.get("reference"):
+        print(f"{'':<{width}}    {summary_text(record['reference'])}", flush=True)
+
+
+def _with_reference(record: dict) -> dict:
+    """``record`` beside its claim's paper-size reference, the diagnosis saying where the two
+    disagree (:mod:`verify.references`); a reference file that cannot be read is reported, and
+    the record kept as it is."""
+    try:
+        attached = attach(record)
+    except ReferenceError as exc:
+        print(f"{PROG}: warning: {exc}", file=sys.stderr)
+        return record
+    return attached if attached is record else diagnosed(attached)
 
 
 def _last_durations(store) -> dict[str, float]:
@@ -453,6 +471,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 records[i] = stored.record
                 if "diagnosis" not in records[i]:  # stored before diagnoses were recorded
                     records[i] = {**records[i], "diagnosis": diagnose(records[i])}
+                records[i] = _with_reference(records[i])
                 _print_line(records[i], width, "  (stored; --force reruns)")
             else:
                 pending.append((i, overrides))
@@ -464,9 +483,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         def finished_claim(i: int, record: dict) -> None:
             if args.modules and not claims[i].check.__module__.startswith("verify.claims."):
                 record["modules"] = list(args.modules)  # the report's reproduce line needs them
-            records[i] = record
             if store is not None and not interrupted(record):  # the run's error, not the claim's
                 store.put(keys[i], record, revision=claim_revision(claims[i]))
+            # the store keeps the run alone: a reference can change without the claim's code
+            record = records[i] = _with_reference(record)
             if bar is not None:
                 bar.clear()
             _print_line(record, width, "")
@@ -837,7 +857,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"--module: {exc}") from None
         return {"list": _cmd_list, "show": _cmd_show, "check": _cmd_check,
                 "stress": _cmd_stress, "history": _cmd_history, "mutate": _cmd_mutate,
-                "report": _cmd_report, "sweep": cmd_sweep}[args.command](args)
+                "report": _cmd_report, "sweep": cmd_sweep,
+                "reference": functools.partial(cmd_reference, cli_main=main),
+                }[args.command](args)
     except (UsageError, StoreError) as exc:  # StoreError: a store row that is not a result
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,120 @@
+"""The ``reference`` sub-command: make a claim's paper-size reference result
+(:mod:`verify.references`) and commit-ready provenance.
+
+``theory-verify reference li2.eq6`` runs ``check li2.eq6 --fidelity full`` in this process
+(the results store keeps every finished training point, so a killed run resumes where it
+stopped), measures the CPU seconds and the load, and writes ``verify/references/li2.eq6.json``.
+``--from RESULTS.json --cpu-seconds S --wall-seconds W`` turns a full run made elsewhere (a
+background job timed by ``/usr/bin/time``, a GPU session) into a reference instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from datetime import datetime, timezone
+from collections.abc import Callable
+from pathlib import Path
+
+from verify import references, registry
+from verify.cli.arguments import UsageError
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds >= 0")
+    return value
+
+
+def add_reference_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("reference", help="make claims' paper-size reference results "
+                                         "(verify/references/ID.json)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="claim ids (no globs: each run is long)")
+    p.add_argument("--from", dest="from_path", default=None, metavar="RESULTS.json",
+                   help="take the full-fidelity records from this results file instead of "
+                        "running them")
+    p.add_argument("--cpu-seconds", type=_seconds, default=None, metavar="S",
+                   help="with --from: the CPU seconds the run took (e.g. /usr/bin/time's user "
+                        "+ system)")
+    p.add_argument("--wall-seconds", type=_seconds, default=None, metavar="W",
+                   help="with --from: its wall seconds (default: the record's own)")
+    p.add_argument("--load", type=_seconds, default=None, metavar="L",
+                   help="with --from: the 1-minute load average while it ran")
+    p.add_argument("--out", default=str(references.FOLDER), metavar="DIR",
+                   help="where to write (default: the package's verify/references)")
+    return p
+
+
+def _claim_ids(ids: list[str]) -> list[str]:
+    out = []
+    for name in ids:
+        try:
+            out.append(registry.get(name).id)
+        except registry.UnknownClaim as exc:
+            raise UsageError(f"ID: {exc}") from None
+    return out
+
+
+def _from_file(args: argparse.Namespace, ids: list[str], folder: Path) -> int:
+    if args.cpu_seconds is None:
+        raise UsageError("--cpu-seconds: needed with --from (a reference states its CPU time)")
+    try:
+        data = json.loads(Path(args.from_path).read_text(encoding="utf-8"))
+        run, claims = data["run"], {c["id"]: c for c in data["claims"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--from: {args.from_path} is not a results file ({exc})") from None
+    made = (run.get("finished") or datetime.now(timezone.utc).isoformat())[:10]
+    for claim_id in ids:
+        record = claims.get(claim_id)
+        if record is None:
+            raise UsageError(f"--from: {args.from_path} holds no record of {claim_id}")
+        if record.get("fidelity") != references.FIDELITY:
+            raise UsageError(f"--from: {claim_id} ran at {record.get('fidelity')!r} there; a "
+                             f"reference is made at {references.FIDELITY!r}")
+        load = {"1min": args.load} if args.load is not None else {"1min": None}
+        path = references.save(record, module=registry.get(claim_id).check.__module__,
+                               run=run, cpu_seconds=args.cpu_seconds,
+                               wall_seconds=args.wall_seconds or float(record["seconds"]),
+                               load=load, made=made, folder=folder)
+        print(f"{claim_id}: {record['verdict']} at full; wrote {path}")
+    return 0
+
+
+def cmd_reference(args: argparse.Namespace, cli_main: Callable[[list[str]], int]) -> int:
+    """Make the references ``args`` ask for; ``cli_main`` is the command line's own entry
+    point, which runs the ``check`` each reference is made of."""
+    ids = _claim_ids(args.ids)
+    folder = Path(args.out)
+    if args.from_path is not None:
+        return _from_file(args, ids, folder)
+    if args.cpu_seconds is not None or args.wall_seconds is not None or args.load is not None:
+        raise UsageError("--cpu-seconds, --wall-seconds, --load: only with --from (a run "
+                         "made here is timed here)")
+    for claim_id in ids:
+        results = folder / f".{claim_id}.results.json"
+        before = references.load_average()
+        cpu, wall = references.cpu_seconds_used(), time.monotonic()
+        modules = [x for m in args.modules for x in ("--module", m)]
+        code = cli_main(["check", claim_id, "--fidelity", references.FIDELITY, "--jobs", "1",
+                         "--time-limit", "none", "--yes", "--json", str(results), *modules])
+        cpu, wall = references.cpu_seconds_used() - cpu, time.monotonic() - wall
+        if code != 0:
+            return code
+        data = json.loads(results.read_text(encoding="utf-8"))
+        results.unlink()
+        (record,) = [c for c in data["claims"] if c["id"] == claim_id]
+        # a result the store already held took no CPU here: say so rather than report ~0
+        reused = wall < 0.5 * float(record.get("seconds") or 0.0)
+        path = references.save(record, module=registry.get(claim_id).check.__module__,
+                               run=data["run"], cpu_seconds=None if reused else cpu,
+                               wall_seconds=float(record["seconds"]) if reused else wall,
+                               load={"before": before, "after": references.load_average(),
+                                     **({"reused_from_store": True} if reused else {})},
+                               made=data["run"]["finished"][:10], folder=folder)
+        print(f"{claim_id}: {record['verdict']} at full in {wall:.0f} s wall, {cpu:.0f} CPU-s; "
+              f"wrote {path}")
+    return 0
