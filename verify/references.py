@@ -72,12 +72,12 @@ class Reference:
                 "sizes": self.provenance.get("sizes_text")}
 
 
-def summary_text(summary: Mapping[str, Any]) -> str:
-    """``paper size: fail (reference, full, 2026-12-07, rev cbac5f2)`` and ``; stale: the
-    claim code changed since`` where it is."""
+def summary_text(summary: Mapping[str, Any], *, label: bool = True) -> str:
+    """``paper size: fail (reference, full, 2026-12-07, rev cbac5f2)`` (without its first two
+    words when not ``label``) and ``; stale: the claim code changed since`` where it is."""
     rev = (summary.get("revision") or "no revision")[:7]
-    text = (f"paper size: {summary['verdict']} (reference, {summary['fidelity']}, "
-            f"{summary['made']}, rev {rev})")
+    text = (f"{'paper size: ' if label else ''}{summary['verdict']} (reference, "
+            f"{summary['fidelity']}, {summary['made']}, rev {rev})")
     return text + ("; stale: the claim code changed since" if summary.get("stale") else "")
 
 

@@ -121,3 +121,18 @@ def test_every_training_claim_has_a_reference_that_loads(claim_id):
     assert ref is not None, f"{claim_id}: no verify/references/{claim_id}.json"
     assert ref.fidelity == "full" and ref.provenance["cpu_seconds"] is not None
     assert registry.get(claim_id).check.__module__ == ref.module
+
+
+def test_the_reports_and_the_findings_show_both_verdicts(tmp_path, full_record):
+    from verify.report.findings import render_findings_html, render_findings_markdown
+    from verify.report.html import claim_section
+
+    _save(tmp_path, full_record, verdict="fail")
+    quick = diagnosed(references.attach(
+        diagnosed(run_claim(registry.get("li2.eq2")).as_record()), tmp_path))
+    html = claim_section(quick)
+    assert "<b>Paper size:</b>" in html and "(reference, full, 2026-12-07, rev" in html
+    record = {"claims": [quick], "run": {}}
+    page = render_findings_html(record)
+    assert "Toy size and paper size disagree (1)" in page and "<b>Paper size:</b>" in page
+    assert "- **Paper size:** fail (reference, full" in render_findings_markdown(record)

@@ -17,8 +17,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from verify.diagnosis import decisive_item
-from verify.report.html import (_e, _verdict, diagnosis, page_head, reading_verdict, readings,
-                                 reproduce_command, run_meta, short)
+from verify.references import contradicts, summary_text
+from verify.report.html import (_e, _verdict, diagnosis, page_head, paper_size,
+                                 reading_verdict, readings, reproduce_command, run_meta, short)
 from verify.report.mathml import prose, prose_markdown
 
 TITLE = "Findings"
@@ -26,8 +27,17 @@ TITLE = "Findings"
 VERDICTS = ("pass", "fail", "inconclusive", "error", "skipped")
 #: The verdicts counted even where no claim has them.
 ALWAYS = ("pass", "fail", "inconclusive")
-#: The lists of the page: (verdict, heading).
-LISTS = (("fail", "Failing"), ("inconclusive", "Inconclusive"))
+#: The lists of the page: (verdict, or "contradicted": a verdict its paper-size reference
+#: contradicts, whatever it is; heading).
+LISTS = (("contradicted", "Toy size and paper size disagree"), ("fail", "Failing"),
+         ("inconclusive", "Inconclusive"))
+
+
+def listed(claims: Sequence[Mapping[str, Any]], key: str) -> list[Mapping[str, Any]]:
+    """The claims of one list of the page: each claim in one list only."""
+    if key == "contradicted":
+        return [c for c in claims if contradicts(c)]
+    return [c for c in claims if c["verdict"] == key and not contradicts(c)]
 
 
 def counterexample(c: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -230,7 +240,8 @@ def _html_item(c: Mapping[str, Any]) -> str:
             f"<p class=meta>{_e(c.get('source', ''))}"
             + (f" &middot; {_e(f['where'])}" if f["where"] else "") + "</p>"
             f"<p><b>Diagnosis:</b> {_e(f['diagnosis'])}</p>"
-            f"<p><b>Reading:</b> {prose(str(c.get('reading', '')))}</p>"
+            + paper_size(c)
+            + f"<p><b>Reading:</b> {prose(str(c.get('reading', '')))}</p>"
             + "".join(f"<p><b>Holds under reading {_e(r.get('name', ''))}:</b> "
                       f"{prose(str(r.get('description', '')))}</p>" for r in f["holds_under"])
             + f"<p><b>{_case_label(c)}:</b> {case_html}</p>"
@@ -260,11 +271,11 @@ def render_findings_html(record: Mapping[str, Any], *, title: str = TITLE) -> st
         mine = [c for c in claims if str(c.get("paper", "")) == paper]
         parts.append(f"<section id='{_slug(paper)}'><h2>{_e(paper)}</h2>"
                      f"<p class=meta>{_e(_counts_text(counts[paper]))}</p>")
-        for verdict, heading in LISTS:
-            listed = [c for c in mine if c["verdict"] == verdict]
-            if listed:
-                parts.append(f"<h3>{heading} ({len(listed)})</h3><ol>"
-                             + "".join(_html_item(c) for c in listed) + "</ol>")
+        for key, heading in LISTS:
+            items = listed(mine, key)
+            if items:
+                parts.append(f"<h3>{heading} ({len(items)})</h3><ol>"
+                             + "".join(_html_item(c) for c in items) + "</ol>")
         paper_none = _none_text(mine, "of this paper ")
         if paper_none:
             parts.append(f"<p>{_e(paper_none)}</p>")
@@ -285,6 +296,9 @@ def _md_item(c: Mapping[str, Any]) -> list[str]:
     return [f"#### {c['id']}: {c.get('title', '')} — **{c['verdict']}**", "",
             f"{c.get('source', '')}{where}", "",
             f"- **Diagnosis:** {f['diagnosis']}",
+            *([f"- **Paper size:** {summary_text(c['reference'], label=False)}"]
+              if c.get("reference")
+              else []),
             f"- **Reading:** {prose_markdown(str(c.get('reading', '')))}",
             *(f"- **Holds under reading {r.get('name', '')}:** "
               f"{prose_markdown(str(r.get('description', '')))}" for r in f["holds_under"]),
@@ -319,11 +333,11 @@ def render_findings_markdown(record: Mapping[str, Any], *, title: str = TITLE) -
     for paper in counts:
         mine = [c for c in claims if str(c.get("paper", "")) == paper]
         lines += [f"## {paper}", "", _counts_text(counts[paper]), ""]
-        for verdict, heading in LISTS:
-            listed = [c for c in mine if c["verdict"] == verdict]
-            if listed:
-                lines += [f"### {heading} ({len(listed)})", ""]
-                for c in listed:
+        for key, heading in LISTS:
+            items = listed(mine, key)
+            if items:
+                lines += [f"### {heading} ({len(items)})", ""]
+                for c in items:
                     lines += _md_item(c)
         paper_none = _none_text(mine, "of this paper ")
         if paper_none:

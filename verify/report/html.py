@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from verify.references import summary_text
 from verify.report.mathml import core_or_source, from_latex, prose
 from verify.report.svg_plots import draw_figure, evidence_chart
 
@@ -441,6 +442,7 @@ def _claim_section(c: Mapping[str, Any], shown: dict[str, str] | None) -> str:
         f"{_e(c['dtype'])}, {_e(c['device'])}, seed {c['seed']} &middot; {where} the "
         f"assumptions</p>"
         f"<p><b>Verdict:</b> {_verdict(c['verdict'])} {_e(diagnosis(c))}</p>"
+        + paper_size(c)
         + readings_table(c)
         + f"<h3>Statement (as the paper states it)</h3>"
         f"<div class=statement>{from_latex(c['statement'], display=True)}</div>"
@@ -456,6 +458,18 @@ def _claim_section(c: Mapping[str, Any], shown: dict[str, str] | None) -> str:
         + (f"<details><summary>error</summary><pre>{_e(c['error'])}</pre></details>"
            if c.get("error") else "")
         + f"<p><b>Reproduce:</b> <code>{_e(reproduce_command(c))}</code></p></section>")
+
+
+def paper_size(c: Mapping[str, Any]) -> str:
+    """The claim's paper-size reference beside this run's verdict (:mod:`verify.references`),
+    with the reference's own diagnosis; nothing when the record carries none."""
+    ref = c.get("reference")
+    if not ref:
+        return ""
+    return (f"<p class=reference><b>Paper size:</b> {_verdict(ref['verdict'])} "
+            f"{_e(summary_text(ref, label=False).removeprefix(ref['verdict'] + ' '))}"
+            f" &middot; {_e(ref.get('sizes') or '')} &middot; "
+            f"{_e(ref.get('diagnosis') or '')}</p>")
 
 
 def readings(c: Mapping[str, Any]) -> list[Mapping[str, Any]]:

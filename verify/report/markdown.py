@@ -8,6 +8,7 @@ from typing import Any
 from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
                                  printed_diagnosis, reading_diagnosis, reading_verdict,
                                  readings, reproduce_command, short)
+from verify.references import summary_text
 from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
 
@@ -21,6 +22,8 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
            f"{c['paper']}, {c['source']} · {c['kind']} · {c['seconds']:.2f} s · "
            f"{c['fidelity']} fidelity, {c['dtype']}, {c['device']}, seed {c['seed']}", "",
            f"**Verdict:** {c['verdict']}. {diagnosis(c)}", "",
+           *([f"**Paper size:** {summary_text(c['reference'], label=False)} · "
+              f"{c['reference'].get('diagnosis') or ''}", ""] if c.get("reference") else []),
            *_readings(c),
            "**Statement** (as the paper states it):", "", f"$$ {c['statement']} $$", "",
            f"**Reading** (the toolkit's precise version): {prose_markdown(c['reading'])}", ""]
