@@ -68,8 +68,8 @@ def _contradiction(record: Mapping[str, Any]) -> str:
     if not contradicts(record):
         return ""
     ref = record["reference"]
-    return (f"CONTRADICTS its paper-size reference ({ref['verdict']} at {ref['fidelity']}, "
-            f"{ref['made']}); at {record.get('fidelity', 'this fidelity')}: ")
+    return (f"CONTRADICTS paper size ({ref['verdict']} at {ref['fidelity']}, {ref['made']}); "
+            f"at {record.get('fidelity', 'this fidelity')}: ")
 
 
 _OUTCOME = {"pass": "holds", "fail": "fails", "inconclusive": "is undecided",
