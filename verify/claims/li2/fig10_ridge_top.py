@@ -9,7 +9,8 @@ setting of Figs. 10-12 (lr 0.005, weight decay :math:`5\times10^{-5}`, :math:`K=
 Adam) with ``top_layer="trained"`` and ``top_layer="ridge"`` (the code's ``set_weight_reg``:
 before every forward pass :math:`V\leftarrow(F^\top F+\lambda I)^{-1}F^\top Y_c` from the
 uncentred features and the class-centred labels, only :math:`W` trained; the paper does not give
-:math:`\lambda`, the code's default is :math:`10^{-3}`), on the same seeds (same :math:`W(0)`
+:math:`\lambda`; :math:`10^{-3}` was the code's config default from 31 May to 28 Nov 2025,
+covering v1-v5, and is ``null`` at HEAD: SOURCES.md §6.4), on the same seeds (same :math:`W(0)`
 and split per seed). Each (group, top layer) is one point of a sweep
 (:func:`numerics.li2.init_sweep_points.top_layer_grokking_point`), its seeds on the batch axis,
 trained until all its runs have grokked or the budget is spent; the grokking time :math:`t_a`
@@ -151,7 +152,8 @@ CLAIM = register(Claim(
             r"10-12's lr 0.005, weight decay 5e-5, K=256, 20% test, with a trained top layer "
             r"and with the code's set_weight_reg ridge top layer (V replaced before each "
             r"forward pass by the ridge fit of the class-centred labels on the uncentred "
-            r"features, \lambda = 10^{-3}, the code's default; the paper gives none), on the "
+            r"features, \lambda = 10^{-3}, the code's config default over v1-v5 (null at HEAD); "
+            r"the paper gives none), on the "
             r"same seeds. t_a = first logged epoch with test accuracy \ge a, a \in \{0.5, "
             r"0.99\}. Per M the sign of the mean over seeds of \log(t^{ridge}_a/t^{trained}_a) "
             r"by its 95% Student-t interval: slower (+) for M \le 23, faster (-) for M \ge 41 "
@@ -191,8 +193,9 @@ CLAIM = register(Claim(
         Assumption("the setting of Figs. 10-12", "K = 256, 20% test, lr 0.005, weight decay "
                    "5e-5, Adam", lambda p: (p["K"], p["p"], p["lr"], p["eta"], p["optimizer"])
                    == (256, 0.8, 5e-3, 5e-5, "adam")),
-        Assumption("the code's ridge lambda", "lambda = 1e-3, the default of set_weight_reg "
-                   "(the paper states none)", lambda p: p["ridge_lambda"] == 1e-3),
+        Assumption("the code's ridge lambda", "lambda = 1e-3, set_weight_reg's config default "
+                   "from 31 May to 28 Nov 2025 (v1-v5; null at HEAD; the paper states none)",
+                   lambda p: p["ridge_lambda"] == 1e-3),
     ),
     # The groups (Z_11 and Z_13 lie below the paper's sizes: outside), the width, training
     # fraction and step size (each at the paper's value or a step away, which leaves the
