@@ -19,6 +19,7 @@ their setting (Adam lr :math:`10^{-3}`, weight decay :math:`2\times10^{-4}`, :ma
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from itertools import pairwise
@@ -44,7 +45,12 @@ from verify import (
     trend_evidence,
 )
 from verify.claims.li2 import PAPER
-from verify.claims.li2._phase_transition import FIG5_PARAMETERS, code_line, phase_points
+from verify.claims.li2._phase_transition import (
+    FIG5_PARAMETERS,
+    audit_grid,
+    code_line,
+    phase_points,
+)
 from verify.claims.li2._replicate_trend import replicate_trend, stated_order
 from verify.claims.li2._trained import TRAINED, record_trained
 
@@ -52,6 +58,10 @@ EXACT = Tolerance(0.0, "a qualitative statement: it must hold for every seed")
 #: "0" of the caption: the best test accuracy stays below this (li2.fig3's "none"); "1":
 #: it reaches numerics.li2.phase_boundary.GROKKED
 MEMORISED = 0.5
+
+#: The largest give-up disagreement rate (Wilson upper bound, on the audited full grid) the
+#: design accepts: one grid ratio's share moves by at most 1 of 20 seeds at this rate.
+GIVE_UP_RATE = 0.05
 
 #: The third party's M x p sweep (SOURCES §7.3): grok counts out of their 5 seeds within 400 epochs.
 THIRD_PARTY = {"Z41": {0.1: 0, 0.2: 0, 0.3: 0, 0.5: 5}}
@@ -102,13 +112,30 @@ def transition_width(pt: dict[str, Any]) -> float:
     return ratios[hi] / ratios[low[-1]] if low else math.inf
 
 
+def _design_record(pt: dict[str, Any]) -> dict[str, Any]:
+    """What an item says of the design that produced its point: the rule, the plan, the
+    bracket (its width is the resolution) and the work against the full grid."""
+    d = pt.get("design")
+    if d is None:
+        return {"design": "full grid, every run its full budget"}
+    return {"design": "bisection, sequential seeds, early decision per run",
+            "rule": d["rule"]["text"], "plan": d["plan"], "bracket": d["bracket"]["text"],
+            "bracket width (ratio hi/lo)": d["bracket"]["width"],
+            "runs": d["runs"], "epochs trained": d["epochs trained"],
+            "full grid": d["full grid"],
+            "epochs saved against the full grid": 1 - d["epochs trained"]
+            / d["full grid"]["epochs"]}
+
+
 def _ends(run: Run, points: list[dict[str, Any]]) -> Iterator[Evidence]:
     lo_hi = run.stated["transition"]()
     for pt in points:
         params = {"group": pt["group"], "M": pt["M"], "p_values": pt["p_values"],
-                  "seeds": pt["seeds"], "epochs": pt["epochs"]}
-        measured = torch.tensor([_outcomes(pt, 0), _outcomes(pt, -1)], dtype=torch.float64)
-        stated = torch.tensor(lo_hi, dtype=torch.float64)[:, None].expand_as(measured)
+                  "seeds": pt["seeds"], "epochs": pt["epochs"], **_design_record(pt)}
+        low, high = _outcomes(pt, 0), _outcomes(pt, -1)
+        measured = torch.tensor(low + high, dtype=torch.float64)
+        stated = torch.tensor([lo_hi[0]] * len(low) + [lo_hi[1]] * len(high),
+                              dtype=torch.float64)
         yield compare(Route.NUMERIC, f"{pt['group']}: per seed, test accuracy at the smallest "
                       f"and largest ratio (0: stays below {MEMORISED}; 1: reaches {GROKKED}; "
                       f"0.5: between)", stated=stated, measured=measured, metric="absolute",
@@ -119,7 +146,9 @@ def _trend(run: Run, points: list[dict[str, Any]]) -> Iterator[Evidence]:
     points = sorted(points, key=lambda pt: pt["M"])
     names = [pt["group"] for pt in points]
     stars = [pt["p_star"] for pt in points]
-    params = {"groups": names, "p*": stars}
+    params = {"groups": names, "p*": stars,
+              "p* brackets": [pt["design"]["bracket"]["text"] for pt in points
+                              if "design" in pt] or "the grid's ratios"}
     if len(points) < 2:
         return
     bracketed = all(s is not None for s in stars)
@@ -131,7 +160,10 @@ def _trend(run: Run, points: list[dict[str, Any]]) -> Iterator[Evidence]:
     yield compare(Route.NUMERIC, "cyclic panel: sign of the change of p* between consecutive "
                   "M", stated=[float(run.stated["direction"]())] * len(signs), measured=signs,
                   metric="absolute", tolerance=EXACT, parameters=params)
-    per_seed = torch.tensor([[math.nan if t is None else t for t in pt["seed_thresholds"]]
+    # the seeds with a threshold in every group (the design's first look at least)
+    seeds = sorted(set.intersection(*(set(pt["threshold_seeds"]) for pt in points)))
+    per_seed = torch.tensor([[math.nan if t is None else t for s, t in
+                              zip(pt["threshold_seeds"], pt["seed_thresholds"]) if s in seeds]
                              for pt in points], dtype=torch.float64).T   # (seeds, groups)
     Ms = [pt["M"] for pt in points]
     h = [math.log(m) / m for m in Ms]
@@ -161,34 +193,51 @@ def _figures(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
                 pt["M"], run.params["panels"][panel][pt["group"]]),
             "p* / (cyclic fit c ln M / M)": None if (c_fit is None or pt["p_star"] is None)
             else pt["p_star"] / (c_fit * math.log(pt["M"]) / pt["M"]),
-            "seconds": pt["seconds"]} for pt in points})
+            "seconds": pt["seconds"],
+            **({} if "design" not in pt else {
+                "bracket": pt["design"]["bracket"]["text"],
+                "probes (multiple of the line: share grokking, seeds, read at the cap)": [
+                    [round(pr["multiplier"], 3), pr["sequential"]["estimate"],
+                     pr["sequential"]["trials"], pr["read_at_cap"]]
+                    for pr in pt["design"]["probes"]],
+                "runs (full grid)": [pt["design"]["runs"], pt["design"]["full grid"]["runs"]],
+                "epochs trained (full grid)": [pt["design"]["epochs trained"],
+                                               pt["design"]["full grid"]["epochs"]],
+                "runs given up": pt["design"]["given up"]})} for pt in points})
     run.figure("cyclic fit c of p* = c ln M / M (code: 2.7482); non-abelian: theorem d_k^2 = 4 "
                "times the abelian ratio, code d_k/2 = 1", c_fit)
     _regime_map(run, panels)
 
 
+def _by_multiplier(run: Run, panel: str, pt: dict[str, Any]) -> dict[float, float]:
+    """Mean best test accuracy per ratio, keyed by the ratio's multiple of the code's line
+    (the grid's multipliers; a multiple clipped at 0.95 is not run; the design's probes)."""
+    mean = [sum(r) / len(r) for r in pt["best_test_acc"]]
+    if "design" in pt:
+        return {round(pr["multiplier"], 3): mean[i]
+                for i, pr in enumerate(pt["design"]["probes"])}
+    line = code_line(pt["M"], run.params["panels"][panel][pt["group"]])
+    return {m: mean[pt["p_values"].index(round(m * line, 4))]
+            for m in run.params["multipliers"]
+            if m * line <= 0.95 and round(m * line, 4) in pt["p_values"]}
+
+
 def _regime_map(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
     """Fig. 5 as a grid: mean best test accuracy per group (rows) and ratio (columns, as
-    multiples of the code's line, the sweep's grid); a multiple clipped at 0.95 is not run."""
-    multipliers = sorted(run.params["multipliers"])
-    rows, values = [], []
+    multiples of the code's line: the grid's, or the ratios the design probed)."""
+    rows, columns = [], {}
     for panel, points in panels.items():
         for pt in points:
-            line = code_line(pt["M"], run.params["panels"][panel][pt["group"]])
-            mean = [sum(r) / len(r) for r in pt["best_test_acc"]]
-            row = []
-            for m in multipliers:
-                ratio = round(m * line, 4)
-                row.append(mean[pt["p_values"].index(ratio)]
-                           if m * line <= 0.95 and ratio in pt["p_values"] else math.nan)
             rows.append(f"{pt['group']} (M = {pt['M']}, {panel})")
-            values.append(row)
+            columns[rows[-1]] = _by_multiplier(run, panel, pt)
+    multipliers = sorted({m for c in columns.values() for m in c})
     if rows:
         run.plot(Heatmap("memorisation (0) / generalisation (1) by group and training ratio",
                          x_label="training ratio p, in multiples of the code's line "
                          "2.7482 corr ln M / M", y_label="group", x=multipliers, y=rows,
-                         values=values, colour_label="mean best test accuracy over seeds",
-                         limits=(0, 1)))
+                         values=[[columns[r].get(m, math.nan) for m in multipliers]
+                                 for r in rows],
+                         colour_label="mean best test accuracy over seeds", limits=(0, 1)))
 
 
 def _third_party(run: Run) -> Iterator[Evidence]:
@@ -217,16 +266,63 @@ def _record_trained(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
     which says nothing about the caption."""
     for points in panels.values():
         for pt in points:
-            record_trained(run, pt["M"], pt["final_train_acc"], None,
-                           where=f"every ratio and seed at epoch {pt['epochs']}",
+            record_trained(run, pt["M"], [a for row in pt["final_train_acc"] for a in row],
+                           None, where=f"every ratio and seed at epoch {pt['epochs']}"
+                           if "design" not in pt else "every run at the epoch it stopped",
                            name=f"{TRAINED} ({pt['group']})")
+
+
+def _design_checks(run: Run, panels: dict[str, list[dict[str, Any]]]) -> None:
+    """The sequential design's own checks: every run stopped where :mod:`verify.design`'s
+    rule decides; on the audited groups (:func:`audit_grid`), the bisection's bracket meets
+    the full grid's and the give-up rule's disagreement with the full budget is small."""
+    p = run.params
+    spec = p["design"]
+    located = {pt["group"]: pt for points in panels.values() for pt in points}
+    wrong = sum(pt["replay_mismatches"] for pt in located.values())
+    run.ran("each run stopped where verify.design's rule decides", wrong == 0,
+            f"{wrong} of {sum(pt['design']['runs'] for pt in located.values())} runs stopped "
+            f"elsewhere than verify.design.decide on their recorded test accuracies")
+    trained = sum(pt["design"]["epochs trained"] for pt in located.values())
+    full = sum(pt["design"]["full grid"]["epochs"] for pt in located.values())
+    run.figure("design: epochs trained against the full grid's", {
+        "design": trained, "full grid": full, "saved": 1 - trained / full,
+        "rule": next(iter(located.values()))["design"]["rule"]["text"]})
+    max_dk = {g: d for groups in p["panels"].values() for g, d in groups.items()}
+    for group in spec.get("audit", ()):
+        if group not in located:
+            continue
+        audit = run.memo("li2.fig5 audit", lambda g=group: audit_grid(
+            run.sweeper, g, max_dk[g], p["training"], spec, p["multipliers"], str(run.device)),
+            key=json.dumps([group, max_dk[group], dict(p["training"]), spec,
+                            list(p["multipliers"]), str(run.device)], sort_keys=True,
+                           default=list), scope="process")
+        grid, bisected = audit["bracket"], located[group]["design"]["bracket"]
+        run.figure(f"design audit on {group}: the full grid beside the bisection", {
+            "grid ratios": audit["ratios"], "grid shares grokking": audit["shares"],
+            "grid bracket": grid["text"], "bisection bracket": bisected["text"],
+            "give-up disagreement with the full budget": audit["disagreement"],
+            "runs, epochs trained": [audit["runs"], audit["epochs trained"]]})
+        run.assume(f"{group}: the bisection's bracket meets the full grid's",
+                   grid["lo"] <= bisected["hi"] and bisected["lo"] <= grid["hi"],
+                   "the design reaches the full grid's decision where both ran",
+                   f"grid {grid['text']}; bisection {bisected['text']}")
+        d = audit["disagreement"]
+        run.assume(f"{group}: the give-up rule agrees with the full budget",
+                   d["interval"][1] <= GIVE_UP_RATE,
+                   f"Wilson upper bound of the rate at which the give-up calls a run that "
+                   f"grokks within its budget 'not grokked', at most {GIVE_UP_RATE}",
+                   f"{d['count']} of {d['total']} full-budget runs disagree, 95% interval "
+                   f"{d['interval']}")
 
 
 def check(run: Run) -> Iterator[Evidence]:
     p = run.params
-    panels = {panel: phase_points(run, groups, p["training"], p["multipliers"])
+    panels = {panel: phase_points(run, groups, p["training"], p["multipliers"], p["design"])
               for panel, groups in p["panels"].items()}
     _record_trained(run, panels)
+    if p["design"]["kind"] == "bisection":
+        _design_checks(run, panels)
     for points in panels.values():
         yield from _ends(run, points)
     yield from _trend(run, panels.get("cyclic", []))
