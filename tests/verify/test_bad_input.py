@@ -59,6 +59,12 @@ CLI_CASES = [
     (["check", "li2.eq2", "--json", "{tmp}/results.json/x.json"], "--json"),
     (["check", "li2.eq2", "--json", "{tmp}"], "--json"),
     (["check", "li2.eq2", "--report", "{tmp}/results.json"], "--report"),
+    # a missing parent folder is named, never created (not even at /)
+    (["check", "li2.eq2", "--json", "{tmp}/no/such/r.json"], "the folder {tmp}/no/such does "
+                                                                "not exist"),
+    (["check", "li2.eq2", "--report", "{tmp}/no/such"], "the folder {tmp}/no does not exist"),
+    # root may write anywhere by os.access, but not under /proc: found by writing there
+    (["check", "li2.eq2", "--json", "/proc/r.json"], "--json: cannot write /proc/r.json"),
     (["check", "li2.eq2", "--report", "{tmp}/results.json/sub/dir"], "--report"),
     (["stress", "li2.eq2", "--json", "{tmp}/results.json/s.json"], "--json"),
     (["stress", "li2.eq2", "--threads", "100000"], "--threads"),
@@ -100,7 +106,8 @@ def test_cli_refuses_bad_input_before_any_work(earlier, capsys, monkeypatch, arg
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
-    assert names in err and "Traceback" not in err and "internal error" not in err
+    assert names.replace("{tmp}", str(tmp)) in err, err
+    assert "Traceback" not in err and "internal error" not in err
     assert not ran, "a claim ran before the input was checked"
     assert not (tmp / "out").exists()
 

@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -233,24 +234,39 @@ def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object
 
 
 def check_output_path(option: str, path: str | os.PathLike, *, directory: bool = False) -> None:
-    """Refuse, before any work, an output that could not be written at the end: ``path`` is a
-    directory (for a file) or a file (for a directory), or its nearest existing folder is not
-    a writable directory."""
+    """Refuse, before any work, an output that could not be written at the end, by writing
+    there: ``path`` is a directory (for a file) or a file (for a directory), its parent folder
+    does not exist (named: nothing is created silently), or a file cannot be created in the
+    folder (a test file, removed at once; ``os.access`` alone says yes to root, even under
+    /proc). A report directory is created here, so the run ends where it was checked."""
     target = os.path.abspath(os.fspath(path))
     if directory:
         if os.path.exists(target) and not os.path.isdir(target):
             raise UsageError(f"{option}: {path} exists and is not a directory")
+        parent = os.path.dirname(target)
+        if not os.path.isdir(target) and not os.path.isdir(parent):
+            raise UsageError(f"{option}: cannot write {path}: the folder {parent} does not "
+                             f"exist")
+        try:
+            os.makedirs(target, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{option}: cannot create {path}: {exc.strerror}") from None
         folder = target
     else:
         if os.path.isdir(target):
             raise UsageError(f"{option}: {path} is a directory, not a file")
         folder = os.path.dirname(target)
-    while not os.path.lexists(folder):  # the first folder that exists (the rest is created)
-        folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option}: cannot write {path}: {folder} is not a directory")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{option}: cannot write {path}: {folder} is not writable")
+        if not os.path.isdir(folder):
+            raise UsageError(f"{option}: cannot write {path}: the folder {folder} does not "
+                             f"exist")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        if not directory and os.path.exists(target):
+            with open(target, "a"):
+                pass
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path}: {exc.strerror}") from None
 
 
 def torch_threads(threads: int | None, fidelity: str, device) -> int | None:
