@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import sys
 import time
@@ -394,6 +395,39 @@ def _run_on_dask(fn: PointFunction, chunks: list[list[dict[str, Any]]], client: 
         finally:   # interrupted: leave nothing of this sweep running on a shared cluster
             for future in futures:
                 future.cancel()
+
+
+#: Seconds to wait for a named Dask scheduler before saying it cannot be reached.
+CONNECT_TIMEOUT_S = 5.0
+
+
+def describe_scheduler(address: str, timeout: float = CONNECT_TIMEOUT_S) -> str:
+    """``Dask scheduler ADDRESS: N workers, T threads, dashboard URL``, asked of the scheduler
+    itself; ``ConnectionError`` naming the address when it does not answer within
+    ``timeout`` seconds (so a typo costs seconds, not a run)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:   # a plain socket first: a wrong address fails in milliseconds, not Dask's retries
+        port = parts.port or 8786
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ConnectionError(f"the Dask scheduler {address} cannot be reached ({why})"
+                              ) from None
+    import distributed
+
+    try:
+        with distributed.Client(address, timeout=f"{timeout}s") as client:
+            workers = client.scheduler_info().get("workers", {})
+            threads = sum(w.get("nthreads", 0) for w in workers.values())
+            dashboard = client.dashboard_link or "none"
+    except Exception as exc:  # noqa: BLE001 - whatever answered there, it is not a scheduler
+        raise ConnectionError(f"the Dask scheduler {address} did not answer as one within "
+                              f"{timeout:.0f} s ({type(exc).__name__})") from None
+    return (f"Dask scheduler {address}: {len(workers)} workers, {threads} threads, "
+            f"dashboard {dashboard}")
 
 
 def stored_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: str,

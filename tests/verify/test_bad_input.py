@@ -69,6 +69,8 @@ CLI_CASES = [
     (["stress", "li2.eq2", "--json", "{tmp}/results.json/s.json"], "--json"),
     (["stress", "li2.eq2", "--threads", "100000"], "--threads"),
     (["report", "--from", "{tmp}/garbage.bin", "--out", "{tmp}/out"], "not a results file"),
+    (["report", "--from", "{tmp}/nan.json", "--out", "{tmp}/out"],
+     "{tmp}/nan.json: field claims[0].evidence[0].discrepancy is nan"),
     (["report", "--from", "{tmp}/list.json", "--out", "{tmp}/out"], "not a results file"),
     (["report", "--from", "{tmp}/partial.json", "--out", "{tmp}/out"],
      "claim 'a' lacks"),
@@ -86,6 +88,9 @@ def test_cli_refuses_bad_input_before_any_work(earlier, capsys, monkeypatch, arg
     tmp = earlier
     (tmp / "garbage.bin").write_bytes(b"\x89PNG\x00\xff\xfe")
     (tmp / "list.json").write_text("[1, 2]")
+    (tmp / "nan.json").write_text(json.dumps({"schema_version": 1, "claims": [
+        {"id": "a", "title": "", "statement": "", "verdict": "pass", "reason": "",
+         "parameters": {}, "assumptions": [], "evidence": [{"discrepancy": float("nan")}]}]}))
     (tmp / "partial.json").write_text(json.dumps({"schema_version": 1, "claims": [{"id": "a"}]}))
     (tmp / "badclaims.json").write_text(json.dumps({"schema_version": 1, "claims": [
         {"id": "a", "title": "", "statement": "", "verdict": "pass", "reason": "",
@@ -249,3 +254,17 @@ def test_a_dotted_override_varies_one_key_of_a_nested_parameter(earlier, capsys)
         merge_overrides(lemma1.parameters["quick"], {"mc": quick, "mc.beta": 2.0})
     assert main(["check", "li2.lemma1", "--set", "mc.bta=2"]) == 2
     assert "mc: 'bta' is not a key" in capsys.readouterr().err
+
+
+def test_an_unreachable_dask_scheduler_is_refused_at_once(capsys):
+    """A closed port on this machine: refused by a plain socket in milliseconds, naming the
+    address, before any claim runs (was: an internal error after 30 s)."""
+    import time
+
+    pytest.importorskip("distributed")
+    start = time.monotonic()
+    assert main(["check", "li2.eq2", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9",
+                 "--no-store"]) == 2
+    assert time.monotonic() - start < 10
+    assert "--scheduler: the Dask scheduler tcp://127.0.0.1:9 cannot be reached" in \
+        capsys.readouterr().err

@@ -379,6 +379,15 @@ def _check_backend(args: argparse.Namespace) -> None:
         if importlib.util.find_spec("distributed") is None:
             raise UsageError("--backend dask: dask.distributed is not installed "
                              "(pip install 'theory-verify[dask]')")
+        if args.scheduler is not None:
+            from verify.sweep import describe_scheduler
+            try:
+                print(f"{PROG}: {describe_scheduler(args.scheduler)}", file=sys.stderr)
+            except ConnectionError as exc:
+                raise UsageError(f"--scheduler: {exc}") from None
+        else:
+            print(f"{PROG}: Dask: a LocalCluster of single-threaded worker processes is made "
+                  f"for each training grid", file=sys.stderr)
 
 
 def _confirm_plan(args: argparse.Namespace, ids: list[str], device_type: str, store) -> bool:
@@ -691,6 +700,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         problem = results_problem(record)
         if problem:
             raise UsageError(f"--from: {args.from_path} is not a results file ({problem})")
+        bad = nonfinite_field(record)
+        if bad:
+            raise UsageError(f"--from: {args.from_path}: field {bad[0]} is {bad[1]}, which a "
+                             f"results file writes as the string '{bad[1]}' (JSON has no "
+                             f"{bad[1]})")
     check_output_path("--out", args.out, directory=True)
     try:
         record = select_claims(record, args.claims)
@@ -711,6 +725,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
 #: Keys every claim of a results file has (schema_version 1; ``diagnosis`` may be absent).
 RESULT_CLAIM_KEYS = ("id", "title", "statement", "verdict", "reason", "parameters",
                      "assumptions", "evidence")
+
+
+def nonfinite_field(value: object, where: str = "") -> tuple[str, str] | None:
+    """The first field holding a bare NaN or infinity (Python's json reads them; the
+    toolkit writes them as strings), as ``(path, 'nan')``; None when there is none."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "(top)", "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    items = (value.items() if isinstance(value, dict)
+             else enumerate(value) if isinstance(value, list) else ())
+    for key, item in items:
+        found = nonfinite_field(item, f"{where}[{key}]" if isinstance(key, int)
+                                else f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
 
 
 def results_problem(record: object) -> str | None:

@@ -10,10 +10,12 @@ import ast
 import importlib
 import itertools
 import json
+import sys
 from typing import Any
 
 from verify.cli.arguments import UsageError, positive_int
-from verify.sweep import BACKENDS, DEFAULT_BATCH, ENV_BACKEND, ENV_SCHEDULER, run_sweep
+from verify.sweep import (BACKENDS, DEFAULT_BATCH, ENV_BACKEND, ENV_SCHEDULER,
+                          describe_scheduler, run_sweep)
 
 
 def _axis(text: str) -> tuple[str, list[Any]]:
@@ -87,6 +89,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.threads is not None:
         import torch
         torch.set_num_threads(args.threads)
+    if args.scheduler is not None:
+        try:
+            print(describe_scheduler(args.scheduler), file=sys.stderr)
+        except ConnectionError as exc:
+            raise UsageError(f"--scheduler: {exc}") from None
+        except ImportError:
+            raise UsageError("--scheduler: dask.distributed is not installed "
+                             "(pip install 'theory-verify[dask]')") from None
     try:
         report = run_sweep(_function(args.function), _points(args), name=args.name,
                            backend=args.backend, client=args.scheduler,
