@@ -584,8 +584,8 @@ def _decider(text: str, nonfinite: bool) -> str:
 
 
 def _inconclusive(record: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> str:
-    if not evidence:
-        return "the check returned no evidence"
+    if not evidence:   # a diverged simulation says where in its reason: that is the cause
+        return str(record.get("reason") or "the check returned no evidence")
     nonfinite = [e for e in evidence if e.get("finite") is False]
     undecided = [e for e in evidence if e.get("ok") is None and e.get("finite") is not False]
     control = record.get("negative_control") or {}

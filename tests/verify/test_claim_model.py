@@ -5,6 +5,7 @@ import pytest
 import sympy as sp
 
 from numerics.errors import Diverged
+from verify.diagnosis import diagnose
 from tests.planted import gauss, gauss_check, gauss_off_by_one, make_claim, planted
 from verify.claim import SkipClaim
 from verify.evidence import Route, Tolerance, compare, compare_cases, symbolic_identity
@@ -84,6 +85,8 @@ def test_exceptions_become_verdicts(exc, verdict, words):
     result = run_claim(make_claim(check=check))
     assert result.verdict is verdict
     assert words in result.reason
+    # the terminal's one line names the cause (was: "the check returned no evidence")
+    assert words in diagnose(result.as_record())
     if verdict is Verdict.ERROR:
         assert "Traceback" in result.error
 
