@@ -51,8 +51,11 @@ def device_description(device: torch.device) -> dict[str, Any]:
 
 
 def run_metadata(*, device: torch.device, dtype: torch.dtype, seed: int, fidelity: str,
-                 argv: list[str] | None = None) -> dict[str, Any]:
+                 argv: list[str] | None = None, threads: int | None = None) -> dict[str, Any]:
+    """The run block of a results file; ``threads``: the torch threads each claim ran with
+    (a pool's workers set their own; ``device.torch_threads`` is this process's)."""
     return {
+        "claim_threads": torch.get_num_threads() if threads is None else threads,
         "fidelity": fidelity,
         "device": device_description(device),
         "dtype": str(dtype).removeprefix("torch."),

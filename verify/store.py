@@ -96,11 +96,13 @@ def code_fingerprint(claim: Claim) -> str:
 
 
 def result_key(claim: Claim, *, parameters: Mapping[str, Any], fidelity: str, seed: int,
-               dtype: str, device: str, versions: Mapping[str, Any]) -> str:
-    """The key under which a result of ``claim`` in this setting is stored."""
+               dtype: str, device: str, versions: Mapping[str, Any], threads: int) -> str:
+    """The key under which a result of ``claim`` in this setting is stored. ``threads`` (the
+    torch intra-op threads it runs with) is part of it: a reduction split over more threads
+    sums in another order, and a figure can move with it."""
     parts = {"claim": claim.id, "parameters": to_json_value(dict(parameters)),
              "fidelity": fidelity, "seed": seed, "dtype": dtype, "device": device,
-             "versions": dict(versions), "code": code_fingerprint(claim)}
+             "versions": dict(versions), "code": code_fingerprint(claim), "threads": threads}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

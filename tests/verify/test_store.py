@@ -79,6 +79,22 @@ def test_check_reuses_a_stored_result_until_forced_or_changed(tmp_path, capsys):
     assert "3 stored results" in capsys.readouterr().out
 
 
+def test_another_thread_count_is_another_key_and_is_recorded(tmp_path, capsys):
+    """A reduction over more threads sums in another order: a result made with one thread
+    count is not reused for another, and the results file says which it ran with."""
+    import json
+
+    db, out = str(tmp_path / "s.sqlite"), tmp_path / "r.json"
+    with planted(make_claim("test.threads", stated=gauss_off_by_one)):
+        for threads in ("1", "1", "2"):
+            assert main(["check", "test.threads", "--store", db, "--json", str(out),
+                         "--threads", threads]) == 0
+            assert json.loads(out.read_text())["run"]["claim_threads"] == int(threads)
+        lines = [line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("test.threads")]
+    assert ["(stored" in line for line in lines] == [False, True, False]
+
+
 def test_a_claim_with_other_stated_forms_is_not_reused(tmp_path, capsys):
     db = str(tmp_path / "s.sqlite")
     for stated in (gauss_off_by_one, None):

@@ -277,6 +277,17 @@ def torch_threads(threads: int | None, fidelity: str, device) -> int | None:
     return threads
 
 
+def claim_threads(args: argparse.Namespace, device, claims: int) -> int:
+    """The torch threads each of ``--jobs`` worker processes runs its claims with: --threads,
+    else 1 at quick fidelity on the CPU, else the usable cores shared among the workers (no
+    workers x cores oversubscription); on CUDA torch's own count."""
+    threads = torch_threads(args.threads, args.fidelity, device)
+    if threads is None and device.type == "cpu":
+        threads = max(1, usable_cores() // min(args.jobs, claims))
+    import torch
+    return threads if threads is not None else torch.get_num_threads()
+
+
 def _set_threads(threads: int | None, fidelity: str, device) -> None:
     threads = torch_threads(threads, fidelity, device)
     if threads is not None:
@@ -482,6 +493,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         versions = package_versions()
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         width = max(len(c.id) for c in claims)
+        import torch
+
+        pooled = args.jobs > 1 and len(claims) > 1
+        threads = claim_threads(args, device, len(claims)) if pooled else torch.get_num_threads()
         records: list[dict | None] = [None] * len(claims)
         keys, pending = [], []
         for i, claim in enumerate(claims):
@@ -489,7 +504,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             key = result_key(claim, parameters=merge_overrides(claim.parameters[args.fidelity],
                                                                overrides),
                              fidelity=args.fidelity, seed=args.seed, dtype=args.dtype,
-                             device=device.type, versions=versions)
+                             device=device.type, versions=versions, threads=threads)
             keys.append(key)
             stored = store.latest(key) if store is not None and not args.force else None
             if stored is not None:
@@ -520,15 +535,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
         limit = TIME_LIMITS[args.fidelity] if args.time_limit is None else args.time_limit
         limit = None if math.isinf(limit) else limit
-        if args.jobs > 1 and len(pending) > 1:
+        if pooled and pending:
             from verify.check_pool import ClaimTask, run_claims_in_pool
             durations = _last_durations(store)
             tasks = [ClaimTask(claims[i].id, overrides, durations.get(claims[i].id, 0.0))
                      for i, overrides in pending]
             _progress(f"running {len(tasks)} claims in {args.jobs} processes ...")
-            threads = torch_threads(args.threads, args.fidelity, device)
-            if threads is None and device.type == "cpu":  # no workers x cores oversubscription
-                threads = max(1, usable_cores() // min(args.jobs, len(tasks)))
             for j, record in run_claims_in_pool(
                     tasks, jobs=args.jobs, fidelity=args.fidelity, device=device,
                     dtype=DTYPES[args.dtype], seed=args.seed, modules=args.module_names,
@@ -549,7 +561,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             bar.close()
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
         metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
-                                fidelity=args.fidelity)
+                                fidelity=args.fidelity, threads=threads)
         record = run_record(metadata, records, started=started, finished=finished)
         written = f"wrote {args.json_path}"
         if args.patterns:  # a selection: keep the other claims of an earlier full run
