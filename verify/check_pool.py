@@ -135,9 +135,14 @@ class _Worker:
         self.started = self.deadline = math.inf
 
     def give(self, index: int, task: ClaimTask, settings: dict, limit: float | None) -> None:
+        from verify.runner import WALL_FACTOR
+
         self.connection.send((index, task, settings))
         self.index, self.started = index, time.monotonic()
-        self.deadline = self.started + limit + KILL_GRACE_S if limit else math.inf
+        # the worker stops its claim by CPU seconds, or by WALL_FACTOR x the limit on the
+        # clock when it waits; only past that (and the grace) is it deaf and killed
+        self.deadline = (self.started + WALL_FACTOR * limit + KILL_GRACE_S if limit
+                         else math.inf)
 
     def stop(self, *, kill: bool) -> None:
         if not kill and self.process.is_alive():
@@ -242,7 +247,7 @@ def run_claims_in_pool(tasks: Sequence[ClaimTask], *, jobs: int, fidelity: str,
                 elif time.monotonic() >= w.deadline:
                     w.stop(kill=True)
                     workers[n] = _Worker(context, modules, threads)
-                    reason = time_limit_reason(time_limit, claim_id)
+                    reason = time_limit_reason(time_limit, claim_id, wall=True)
                     yield index, lost(w, reason, f"{reason}: its worker process had not "
                                                  f"returned {KILL_GRACE_S:g} s later and was "
                                                  f"killed")

@@ -96,9 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("--strict", action="store_true",
                          help="exit 1 when any claim is not pass")
     p_check.add_argument("--time-limit", type=time_limit, default=None, metavar="SECONDS",
-                         help="stop a claim still running after SECONDS (check and control "
-                              "together): its verdict is error, naming the limit, and the run "
-                              "goes on (default: " + ", ".join(
+                         help="stop a claim once it has used SECONDS of CPU time (check and "
+                              "control together, all its threads; or waited 6 x SECONDS on "
+                              "the clock): its verdict is error, naming the limit, and the "
+                              "run goes on (default: " + ", ".join(
                                   f"{s:g} at {f}" for f, s in TIME_LIMITS.items())
                               + "; 'none' for no limit). With --jobs 1 a single native call "
                                 "that never returns is not cut; worker processes are killed")
