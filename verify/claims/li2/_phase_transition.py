@@ -251,16 +251,35 @@ def audit_grid(sweeper: Callable[..., list[dict[str, Any]]], group: str, max_dk:
             "seconds": sum(r["seconds"] for r in runs)}
 
 
-#: li2.fig5's sequential design at the paper's size (locate_threshold; the cost model is in
-#: li2.fig5's docstring and benchmarks/fig5_design_cost.py). The range is the grid's; 1.1 is
-#: about the grid's spacing at the transition (1.0 -> 1.12 of the line). Batches of 7: the
-#: first look decides when all 7 seeds agree (Wilson at 1 - 0.05/3 excludes 1/2 at 0/7 and
-#: 7/7), 3 looks reach the paper's 20 seeds. The rule: 'reaches 0.99 at some evaluated epoch'
-#: is the grid's reading, so hold = 1 decides it exactly at the first such evaluation; the
-#: give-up is the one guess, audited on Z23's full grid (audit_grid).
+#: Fig. 5's groups (SOURCES §5), name -> max d_k, by panel.
+PAPER_PANELS = {"cyclic": {"Z23": 1, "Z41": 1, "Z71": 1, "Z127": 1},
+                "composite": {"Z24": 1, "Z60": 1, "Z100": 1},
+                "product": {"Z4xZ7": 1, "Z5xZ6": 1, "Z2xZ2xZ9": 1, "Z13xZ11": 1,
+                            "Z5xZ2xZ2xZ2": 1, "Z6xZ4xZ2": 1, "Z3xZ2xZ17": 1,
+                            "Z2xZ3xZ3xZ5": 1},
+                "non-abelian": {"D7": 2, "D15": 2, "D30": 2, "D63": 2}}
+
+#: The largest part of Fig. 5 that li2.fig5's design fits in 3 hours on 2 cores
+#: (benchmarks/fig5_design_cost.py): the whole cyclic panel, on which the trend items are
+#: decided, and the other panels up to M = 71; Z100, Z2xZ3xZ3xZ5, Z3xZ2xZ17, Z13xZ11 and
+#: D63 (M = 90..143) would add about 4.5 h.
+FULL_PANELS = {"cyclic": PAPER_PANELS["cyclic"],
+               "composite": {"Z24": 1, "Z60": 1},
+               "product": {"Z4xZ7": 1, "Z5xZ6": 1, "Z2xZ2xZ9": 1, "Z5xZ2xZ2xZ2": 1,
+                           "Z6xZ4xZ2": 1},
+               "non-abelian": {"D7": 2, "D15": 2, "D30": 2}}
+
+#: li2.fig5's sequential design at full fidelity (locate_threshold; the cost model and the
+#: measured trajectories behind these choices are in li2.fig5's docstring). The range is the
+#: grid's; 1.1 is about the grid's spacing at the transition (1.0 -> 1.12 of the line).
+#: Batches of 7: the first look decides when all 7 seeds agree (Wilson at 1 - 0.05/3 excludes
+#: 1/2 at 0/7 and 7/7); 3 looks reach the paper's 20 seeds. 'Reaches 0.99 at some evaluated
+#: epoch' is the grid's reading, so hold = 1 decides it exactly. The give-up is the one guess:
+#: on Z23 every seed that grokked had passed 0.5 by epoch 1440; it is audited on Z23's whole
+#: grid (audit_grid).
 FULL_DESIGN = {"kind": "bisection", "range": (0.5, 2.0), "resolution": 1.1,
                "plan": {"batch": 7, "cap": 20, "alpha": 0.05},
-               "rule": {"threshold": 0.99, "hold": 1, "give_up_epoch": 1000,
+               "rule": {"threshold": 0.99, "hold": 1, "give_up_epoch": 2000,
                         "give_up_level": 0.5},
                "audit": ("Z23",)}
 
@@ -281,12 +300,7 @@ FIG5_PARAMETERS = {
         "third_party": None,
     },
     "full": {
-        "panels": {"cyclic": {"Z23": 1, "Z41": 1, "Z71": 1, "Z127": 1},
-                   "composite": {"Z24": 1, "Z60": 1, "Z100": 1},
-                   "product": {"Z4xZ7": 1, "Z5xZ6": 1, "Z2xZ2xZ9": 1, "Z13xZ11": 1,
-                               "Z5xZ2xZ2xZ2": 1, "Z6xZ4xZ2": 1, "Z3xZ2xZ17": 1,
-                               "Z2xZ3xZ3xZ5": 1},
-                   "non-abelian": {"D7": 2, "D15": 2, "D30": 2, "D63": 2}},
+        "panels": FULL_PANELS,
         "multipliers": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.12, 1.25, 1.4, 1.6, 1.8, 2.0),
         "training": {"K": 2048, "lr": 5e-4, "eta": 2e-4, "epochs": 3000,
                      "seeds": tuple(range(20)), **_COMMON},
