@@ -70,7 +70,8 @@ def is_machinery(module: str) -> bool:
 
 @cache
 def claim_code_digest(module: str) -> str:
-    """A digest of the sources of ``module`` and of every module of the project it stands on,
+    """A digest of the code (:func:`code_text`) of ``module`` and of every module of the project
+    it stands on,
     the toolkit's machinery left out (:func:`is_machinery`): the claim's own code, its
     paper's shared modules, and the numerics and theory it calls. A reference result made
     under another digest was made by other claim code."""
@@ -78,5 +79,26 @@ def claim_code_digest(module: str) -> str:
     h = hashlib.sha256()
     for m in sorted(closure(import_graph(), module)):
         if m in modules and not is_machinery(m):
-            h.update(m.encode() + b"\0" + modules[m].read_bytes())
+            h.update(m.encode() + b"\0" + code_text(modules[m]).encode())
     return h.hexdigest()[:16]
+
+
+def code_text(path: Path) -> str:
+    r"""What a module computes, as text: its syntax tree without docstrings, so that a comment,
+    a docstring or a line wrapped differently does not make a reference stale.
+
+    >>> import tempfile
+    >>> a, b = (Path(tempfile.mkstemp(suffix=".py")[1]) for _ in range(2))
+    >>> _ = a.write_text('def f(x):\n    "Twice x."\n    return 2 * x  # why\n')
+    >>> _ = b.write_text('def f(x):\n    return (2\n            * x)\n')
+    >>> code_text(a) == code_text(b)
+    True
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
