@@ -69,6 +69,7 @@ CLI_CASES = [
     (["stress", "li2.eq2", "--json", "{tmp}/results.json/s.json"], "--json"),
     (["stress", "li2.eq2", "--threads", "100000"], "--threads"),
     (["report", "--from", "{tmp}/garbage.bin", "--out", "{tmp}/out"], "not a results file"),
+    (["history", "no.such.claim", "--store", "{tmp}/store.sqlite"], "unknown claim id"),
     (["report", "--from", "{tmp}/nan.json", "--out", "{tmp}/out"],
      "{tmp}/nan.json: field claims[0].evidence[0].discrepancy is nan"),
     (["report", "--from", "{tmp}/list.json", "--out", "{tmp}/out"], "not a results file"),

@@ -787,13 +787,16 @@ def results_problem(record: object) -> str | None:
 
 def _cmd_history(args: argparse.Namespace) -> int:
     try:  # an alias resolves; an id no longer registered still has its history
-        claim_id = registry.get(args.id).id
+        claim_id, known = registry.get(args.id).id, True
     except registry.UnknownClaim:
-        claim_id = args.id
+        claim_id, known = args.id, False
     store = _open_store(args)
     if store is None:
         raise UsageError("history: the store is off (--store PATH names one)")
     rows = list(store.history(claim_id))
+    if not rows and not known:
+        raise UsageError(f"ID: unknown claim id {claim_id!r}, and {store.path} holds no "
+                         f"results under it (see `python -m verify list`)")
     if not rows:
         print(f"{claim_id}: no stored results in {store.path}")
         return EXIT_OK
