@@ -109,3 +109,19 @@ def test_a_file_that_is_no_results_file_is_replaced(tmp_path, capsys):
                      "--json", str(out)]) == 0
     assert list(_claims(out)) == ["test.true"]
     assert "(new:" in capsys.readouterr().out
+
+
+def test_show_prints_no_backslash_command_for_any_claim(capsys):
+    """Statements, readings and assumptions come out as unicode text (issue 31), never raw
+    LaTeX: for every registered claim."""
+    import re
+
+    from verify import registry
+
+    offenders = {}
+    for claim_id in [c.id for c in registry.select([])]:
+        assert main(["show", claim_id]) == 0
+        left = re.findall(r"\\[A-Za-z]+", capsys.readouterr().out.split("\nnegative control")[0])
+        if left:
+            offenders[claim_id] = left[:3]
+    assert offenders == {}

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, NoReturn
 from verify import registry
 from verify.claim import FIDELITIES
 from verify.cli.arguments import UsageError, positive_int, thread_count, time_limit
+from verify.cli.plain_math import readable, wrapped
 from verify.metadata import git_revision, package_versions, run_metadata
 from verify.diagnosis import diagnose, diagnosed
 from verify.results import key_figure_text, merge_runs, run_record, write_json
@@ -457,12 +458,14 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"{d['id']}  ({d['paper']}, {d['source']})  {d['title']}")
     if d["aliases"]:
         print(f"aliases: {', '.join(d['aliases'])}")
-    print(f"\nstatement (as the paper states it):\n  {d['statement']}")
-    print(f"\nreading (the toolkit's precise version):\n  {d['reading']}")
+    width = terminal_columns()
+    print(f"\nstatement (as the paper states it):\n{wrapped(d['statement'], width=width)}")
+    print(f"\nreading (the toolkit's precise version):\n"
+          f"{wrapped(d['reading'], width=width)}")
     if d["assumptions"]:
         print("\nassumptions:")
         for a in d["assumptions"]:
-            print(f"  - {a['name']}: {a['description']}")
+            print(f"  - {a['name']}: {readable(a['description'])}")
     print(f"\nnegative control: {d['negative_control']}")
     for fidelity, params in d["parameters"].items():
         print(f"\nparameters ({fidelity}): {json.dumps(params)}")
