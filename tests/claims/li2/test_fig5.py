@@ -18,8 +18,8 @@ from numerics.li2.phase_boundary import (
     phase_sweep_point,
     seed_thresholds,
 )
-from verify.claims.li2._groups import build_group
 from verify import design
+from verify.claims.li2._groups import build_group
 from verify.claims.li2._phase_transition import (
     FIG5_PARAMETERS,
     audit_grid,
