@@ -274,3 +274,20 @@ def test_a_killed_search_resumes_without_recomputing_a_finished_run(tmp_path):
                                                  "evaluation; not reached if no evaluation up "
                                                  "to index 2 had test_acc >= 0.5")
     assert resumed["replay_mismatches"] == 0
+
+
+def test_the_full_design_is_runnable_and_its_first_look_decides():
+    """Full fidelity's design: the cap is the paper's 20 seeds, the give-up an evaluated epoch
+    within the budget, and 7 seeds that all agree decide a ratio at the first look."""
+    full = FIG5_PARAMETERS["full"]
+    spec, training = full["design"], full["training"]
+    assert spec["plan"]["cap"] == len(training["seeds"]) == 20
+    rule = spec["rule"]
+    assert rule["give_up_epoch"] % training["eval_every"] == 0
+    assert rule["give_up_epoch"] < training["epochs"]
+    plan = design.SequentialPlan(**spec["plan"])
+    for outcome, decision in ((False, "fails"), (True, "holds")):
+        r = design.sequential_proportion(plan, lambda look, size, o=outcome: [o] * size, 0.5,
+                                         ">=")
+        assert (r.decision, r.seeds) == (decision, 7)
+    assert all(a.holds(full) for a in get("li2.fig5").assumptions)
