@@ -306,6 +306,36 @@ def _readable(e: Mapping[str, Any]) -> bool:
     return isinstance(m, Mapping) and ("order" in m or "slope" in m)
 
 
+def _agrees(e: Mapping[str, Any]) -> bool:
+    """Whether an item with discrepancy 0 says two values are equal (not a sign held, a
+    bound met, an order inside its interval)."""
+    return _is_exact(e) or e.get("metric") in ("relative", "absolute")
+
+
+def _margin(e: Mapping[str, Any]) -> float:
+    """How far a passing item's measurement lies from deciding the other way: the distance of
+    its interval from 0 in units of the interval's width (a sign item), else infinity."""
+    m = e.get("measured")
+    interval = m.get("interval") if isinstance(m, Mapping) else None
+    if e.get("metric") == "sign" and isinstance(interval, list) and len(interval) == 2:
+        lo, hi = (_number(x) for x in interval)
+        if lo is not None and hi is not None and hi > lo:
+            return float(min(abs(lo), abs(hi)) / (hi - lo))
+    return math.inf
+
+
+def _measured_text(e: Mapping[str, Any]) -> str:
+    """``measured 0.968 [0.888, 1.05], stated sign +`` / the item's values."""
+    m = e.get("measured")
+    if isinstance(m, Mapping) and "mean" in m and isinstance(m.get("interval"), list):
+        lo, hi = m["interval"]
+        stated = _number(e.get("stated"))
+        sign = ("" if e.get("metric") != "sign" or stated is None
+                else f", stated sign {'+' if stated > 0 else '-' if stated < 0 else '0'}")
+        return f"measured {_dec(m['mean'])} [{_dec(lo)}, {_dec(hi)}]{sign}"
+    return _values_text(e)
+
+
 def _values_text(e: Mapping[str, Any]) -> str:
     """"stated X, measured Y (a factor r)" or the item's discrepancy against its tolerance."""
     exact = ", exact" if _is_exact(e) else ""
@@ -615,6 +645,14 @@ def _passed(evidence: list[Mapping[str, Any]]) -> str:
     if not decided:
         return ""
     e = max(decided, key=_ratio)
+    if _ratio(e) == 0 and not all(_agrees(x) for x in decided):
+        # no distance to show (a sign, a count, a bound met with room): say what was
+        # measured at the item that came nearest to the other side
+        e = min(decided, key=_margin)
+        held = (f"the only item holds" if len(evidence) == 1 else
+                f"{len(decided)} of {len(evidence)} items hold")
+        which = "nearest the other side" if math.isfinite(_margin(e)) else "e.g."
+        return f"{held}; {which}: {_measured_text(e)}, at {e.get('quantity')}"
     if _ratio(e) == 0:
         every = "the only item agrees" if len(evidence) == 1 else \
             f"all {len(evidence)} items agree"

@@ -122,3 +122,15 @@ def test_a_broken_run_is_diagnosed_as_such():
     assert diagnose(record) == ("the simulation did not do what the check needs: the net "
                                 "trained beyond chance: test accuracy 0.04, chance 0.04 "
                                 "(and 1 more)")
+
+
+def test_a_pass_on_signs_says_what_was_measured_not_agree_exactly():
+    """Statistical items with discrepancy 0 (a sign held) are not an exact agreement: the line
+    gives the measured interval nearest to the other sign (issue 31)."""
+    signs = [item(f"Z{m}: the ridge top layer groks faster", ok=True, metric="sign",
+                  stated=-1.0, tolerance=0.0, measured={"mean": mean, "interval": [lo, hi]})
+             for m, (mean, lo, hi) in ((23, (-0.2, -0.4, -0.01)), (41, (-0.75, -0.78, -0.72)))]
+    text = diagnose(record("pass", signs))
+    assert "exactly" not in text
+    assert text == ("2 of 2 items hold; nearest the other side: measured -0.2 [-0.4, -0.01], "
+                    "stated sign -, at Z23: the ridge top layer groks faster")
