@@ -649,7 +649,7 @@ def _passed(evidence: list[Mapping[str, Any]]) -> str:
         # no distance to show (a sign, a count, a bound met with room): say what was
         # measured at the item that came nearest to the other side
         e = min(decided, key=_margin)
-        held = (f"the only item holds" if len(evidence) == 1 else
+        held = ("the only item holds" if len(evidence) == 1 else
                 f"{len(decided)} of {len(evidence)} items hold")
         which = "nearest the other side" if math.isfinite(_margin(e)) else "e.g."
         return f"{held}; {which}: {_measured_text(e)}, at {e.get('quantity')}"
