@@ -10,7 +10,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.planted import gauss, make_claim, planted
+from tests.planted import make_claim, planted
 from verify.cli import main
 from verify.evidence import Route, Tolerance, at_least
 from verify.mutate import NotApplicable, STRICT, mutate, mutate_value, plan, sample
