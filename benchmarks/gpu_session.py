@@ -339,7 +339,7 @@ def time_row(device: str, size: Size, seeds: int, mode: str | None, *, repeats: 
     }
     if device == "cuda":
         row["peak_memory_bytes"] = torch.cuda.max_memory_allocated()
-    del trainer
+    trainer = None   # the next size's trainer gets its memory (the closures are done with it)
     return row
 
 
