@@ -1,8 +1,11 @@
 r"""The network runs of Fig. 5's memorisation/generalisation phase transition: the author's
 critical ratio line :data:`CODE_C` (:math:`p=2.7482\,\mathrm{corr}\ln M/M`,
-:func:`code_line`), the ratio grid placed on it (:func:`ratio_grid`), the cached batched
-training over that grid (:func:`phase_points`), and Fig. 5's run settings per fidelity
-(:data:`FIG5_PARAMETERS`: panels, multipliers, training, third party).
+:func:`code_line`), the ratio grid placed on it (:func:`ratio_grid`), the cached runs of each
+group (:func:`phase_points`): the batched training over that grid, or the sequential design
+that locates :math:`p^*` with far fewer runs (:func:`locate_threshold`, issue 28; its audit
+against the whole grid, :func:`audit_grid`), and Fig. 5's run settings per fidelity
+(:data:`FIG5_PARAMETERS`: panels, multipliers, training, design, third party; the paper's
+groups :data:`PAPER_PANELS`, the part full fidelity runs :data:`FULL_PANELS`).
 
 Used by ``li2.fig5`` (Fig. 5) and ``li2.thm4`` (Thm. 4: its network route reuses Fig. 5's cyclic
 panel and its figures the code's line).
@@ -52,8 +55,9 @@ def phase_points(run: Run, groups: Mapping[str, int], training: Mapping[str, Any
 
     Both go through the run's sweeper (under ``check``: each finished point or run stored,
     so a killed run resumes) under the sweep name ``li2.fig5`` whichever claim asks, and are
-    memoised per group for every claim in the process (``scope="process"``: the points hold
-    all the training depends on), so the control and ``li2.thm4`` reuse the runs."""
+    memoised (per group, or per panel for the grid) for every claim in the process
+    (``scope="process"``: the points hold all the training depends on), so the control and
+    ``li2.thm4`` reuse the runs."""
     spec = dict(design_spec if design_spec is not None
                 else FIG5_PARAMETERS[run.fidelity]["design"])
     device = str(run.device)
