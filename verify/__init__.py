@@ -55,6 +55,14 @@ A complete claim, registered, run and verdicted:
 >>> result.verdict is Verdict.PASS and result.control.rejected
 True
 """
+import os
+
+# Before torch loads OpenMP: its waiting threads spin at full CPU by default, and with the
+# toolkit's small tensors they mostly wait. li2.thm6-training at quick with --threads 2 took
+# 48 CPU-s against 6.6 with one thread (a 2-core machine at load 4); waiting passively, 8.9.
+# A user's own setting stays.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from theory.derivation import Derivation, Step
 from verify import arrays
 from verify.claim import Assumption, Claim, NegativeControl, Reading, SkipClaim

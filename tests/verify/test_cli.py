@@ -196,3 +196,17 @@ def test_a_reader_that_stops_early_is_not_an_error():
     done = subprocess.run(f"{sys.executable} -m verify list | head -1", shell=True,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.startswith("li2.") and "error" not in done.stderr, done.stderr
+
+
+def test_importing_the_toolkit_makes_openmp_wait_passively_unless_the_user_chose():
+    """Spinning OpenMP threads cost 7x the CPU on a busy machine (verify/__init__.py); the
+    setting must precede torch's import, and a user's own value stays."""
+    import subprocess
+    import sys
+
+    probe = "import os, verify, torch; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, check=True).stdout.strip() == "PASSIVE"
+    assert subprocess.run([sys.executable, "-c", probe], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+                          capture_output=True, text=True, check=True).stdout.strip() == "ACTIVE"
