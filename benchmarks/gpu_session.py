@@ -611,6 +611,7 @@ def check_claim(claim_id: str, extra: Sequence[str], args: argparse.Namespace, o
     from verify.cli import main as cli_main
 
     path = out / "checks" / f"{claim_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)   # check names a missing folder, never makes it
     fidelity = "quick" if args.smoke else "full"
     argv = ["check", claim_id, "--device", args.device, "--fidelity", fidelity,
             "--json", str(path), "--store", str(out / "store.sqlite"), *extra]

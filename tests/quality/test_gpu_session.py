@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "gpu_session.py"
-ABSENT_ON_DEVICE = ("latex2mathml", "dask", "distributed")
+ABSENT_ON_DEVICE = ("latex2mathml", "dask", "distributed", "pylatexenc")
 
 WRAPPER = """
 import runpy, sys

@@ -8,8 +8,7 @@ r"""LaTeX as a terminal shows it: unicode symbols and plain words, no backslash 
 from __future__ import annotations
 
 import textwrap
-
-from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from functools import cache
 
 #: What pylatexenc drops (a norm's bars) or does not know, rewritten first.
 _BEFORE = {r"\|": "‖", r"\tfrac": r"\frac", r"\dfrac": r"\frac"}
@@ -27,21 +26,25 @@ def _fraction(node, l2tobj) -> str:
     return f"{group(top)}/{group(bottom)}"
 
 
-def _converter() -> LatexNodes2Text:
+@cache
+def _converter():
+    """pylatexenc's converter with :func:`_fraction`; imported here, on first use, so that the
+    rest of the command line runs where pylatexenc is not installed (a GPU machine)."""
+    from pylatexenc.latex2text import (LatexNodes2Text, MacroTextSpec,
+                                       get_default_latex_context_db)
+
     context = get_default_latex_context_db()
     context.add_context_category("fractions", prepend=True,
                                  macros=[MacroTextSpec("frac", simplify_repl=_fraction)])
     return LatexNodes2Text(latex_context=context, math_mode="text", strict_latex_spaces=True)
 
 
-_CONVERTER = _converter()
-
 
 def readable(latex: str) -> str:
     """``latex`` (a statement, or prose with ``$...$``) as unicode text on one line."""
     for command, text in _BEFORE.items():
         latex = latex.replace(command, text)
-    return " ".join(_CONVERTER.latex_to_text(latex).split())
+    return " ".join(_converter().latex_to_text(latex).split())
 
 
 def wrapped(latex: str, indent: str = "  ", width: int = 100) -> str:
