@@ -20,7 +20,8 @@ def make_generator(seed: int) -> torch.Generator:
 def randn(*shape: int, generator: torch.Generator, device: torch.device | str = "cpu",
           dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """Standard normal tensor of ``shape`` from ``generator``."""
-    return torch.randn(*shape, generator=generator, dtype=torch.float64).to(device=device, dtype=dtype)
+    return torch.randn(*shape, generator=generator,
+                       dtype=torch.float64).to(device=device, dtype=dtype)
 
 
 def randint(low: int, high: int, *shape: int, generator: torch.Generator,

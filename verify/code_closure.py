@@ -29,7 +29,8 @@ def module_name(path: Path, root: Path = ROOT) -> str:
 
 def project_modules(root: Path = ROOT, layers: tuple[str, ...] = LAYERS) -> dict[str, Path]:
     """Every module of the three layers, by dotted name."""
-    return {module_name(p, root): p for layer in layers for p in sorted((root / layer).rglob("*.py"))}
+    return {module_name(p, root): p
+            for layer in layers for p in sorted((root / layer).rglob("*.py"))}
 
 
 def _edges(path: Path, modules: dict[str, Path]) -> set[str]:

@@ -623,7 +623,8 @@ def _inconclusive(record: Mapping[str, Any], evidence: list[Mapping[str, Any]]) 
         e = nonfinite[0]
         more = f" ({len(nonfinite)} items)" if len(nonfinite) > 1 else ""
         return (f"non-finite values (NaN/Inf) in {e.get('quantity')}{more}"
-                f"{', at ' + _case(e) if _case(e) else ''}; {_decider(str(e.get('note', '')), True)}")
+                f"{', at ' + _case(e) if _case(e) else ''}; "
+                f"{_decider(str(e.get('note', '')), True)}")
     if undecided:
         e = min(undecided, key=_size)
         note = str(e.get("note") or "").strip()

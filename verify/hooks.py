@@ -6,10 +6,10 @@ needs from them come in through this module instead:
 
 * **a sweeper** runs a claim's grid of training points for :meth:`verify.run.Run.sweep`. The
   runner receives one (``run_claim(..., sweeper=...)``); without one,
-  :func:`verify.points.in_process_sweep` computes every point here and stores nothing. :func:`verify.sweep.stored_sweep` is the
-  service's: points streamed into the results store (a rerun computes only what is missing),
-  on a Dask cluster when ``check --backend dask`` asks for one. ``check``, the pytest plugin,
-  ``stress`` and ``mutate`` hand it down.
+  :func:`verify.points.in_process_sweep` computes every point here and stores nothing.
+  :func:`verify.sweep.stored_sweep` is the service's: points streamed into the results store
+  (a rerun computes only what is missing), on a Dask cluster when ``check --backend dask`` asks
+  for one. ``check``, the pytest plugin, ``stress`` and ``mutate`` hand it down.
 * **an HTML renderer** for Jupyter's display of a claim and of a result: :mod:`verify.report`
   registers its own when imported (:func:`register_html`); until then the notebook shows
   the plain ``repr``.

@@ -152,8 +152,9 @@ def key_item(evidence: Sequence[Evidence]) -> Evidence | None:
 
 def compared_texts(discrepancy: float, tolerance: float) -> tuple[str, str]:
     """``discrepancy`` and ``tolerance`` in scientific notation with the fewest significant
-    digits (two at least for the discrepancy; the tolerance's own, up to two) that keep ``discrepancy <= tolerance`` as true or
-    false as it is: 42 against 45 prints ``4.2e+01`` and ``4.5e+01``, not ``4e+01``."""
+    digits (two at least for the discrepancy; the tolerance's own, up to two) that keep
+    ``discrepancy <= tolerance`` as true or false as it is: 42 against 45 prints ``4.2e+01``
+    and ``4.5e+01``, not ``4e+01``."""
     holds = discrepancy <= tolerance
     first = next((p for p in range(2) if math.isclose(float(f"{tolerance:.{p}e}"), tolerance,
                                                      rel_tol=1e-9)), 1)

@@ -179,12 +179,12 @@ class Run:
         """The results of the run's sweeper over ``points`` (a training grid: configurations x
         seeds), in their order. Under ``check`` that is :func:`verify.sweep.stored_sweep`: in
         this process or on the Dask cluster ``check --backend dask`` names, each finished
-        point stored, so a rerun computes only what is missing (:mod:`verify.hooks`). ``fn`` is a module-level point function (JSON dict in, JSON
-        dict out; :func:`verify.points.batched` for a list of points per call); the points
-        must hold everything it depends on (device and dtype included), since the result is
-        memoised for the process under them, so the negative control and other claims that
-        ask for the same points reuse it. Raises ``RuntimeError`` naming the points that
-        failed."""
+        point stored, so a rerun computes only what is missing (:mod:`verify.hooks`). ``fn`` is
+        a module-level point function (JSON dict in, JSON dict out; :func:`verify.points.batched`
+        for a list of points per call); the points must hold everything it depends on (device
+        and dtype included), since the result is memoised for the process under them, so the
+        negative control and other claims that ask for the same points reuse it. Raises
+        ``RuntimeError`` naming the points that failed."""
         pts = [dict(p) for p in points]
 
         def compute() -> list[dict[str, Any]]:

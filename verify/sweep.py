@@ -264,12 +264,12 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
 
     ``fn``: a module-level point function (``dict -> dict``, or ``list -> list`` when
     :func:`batched`); ``points``: dicts of JSON parameters, no two equal; ``name``: the sweep's
-    name in the store; ``backend``: ``'local'`` or ``'dask'`` (default ``$THEORY_VERIFY_SWEEP_BACKEND``
-    or ``'local'``); ``client`` (dask): a ``distributed.Client``, a scheduler address, or None
-    for ``$THEORY_VERIFY_SCHEDULER`` or else a LocalCluster made for this call; ``batch_size``:
-    points per call of a batched function (a point function that is not batched is called per
-    point); ``store``: a store or a path; None (default) for ``check``'s store
-    (``$THEORY_VERIFY_STORE`` or ``./theory-verify.sqlite``), ``'off'`` for none;
+    name in the store; ``backend``: ``'local'`` or ``'dask'`` (default
+    ``$THEORY_VERIFY_SWEEP_BACKEND`` or ``'local'``); ``client`` (dask): a ``distributed.Client``,
+    a scheduler address, or None for ``$THEORY_VERIFY_SCHEDULER`` or else a LocalCluster made
+    for this call; ``batch_size``: points per call of a batched function (a point function that
+    is not batched is called per point); ``store``: a store or a path; None (default) for
+    ``check``'s store (``$THEORY_VERIFY_STORE`` or ``./theory-verify.sqlite``), ``'off'`` for none;
     ``force``: recompute stored points (default: whether ``$THEORY_VERIFY_SWEEP_FORCE`` is
     ``1``); ``progress``: called with a line per finished chunk
     (default: stderr when it is a terminal).

@@ -68,8 +68,8 @@ def deep_linear_loss(Ws: torch.Tensor, X: torch.Tensor, Y: torch.Tensor,
     R = product(Ws) @ X - Y
     n = X.shape[-1]
     square = (R**2).sum((-1, -2)) / (2 * n)
-    lc = (R.abs() + torch.log1p(torch.exp(-2 * R.abs())) - torch.log(torch.tensor(2.0, dtype=R.dtype))
-          ).sum((-1, -2)) / n
+    lc = (R.abs() + torch.log1p(torch.exp(-2 * R.abs()))
+          - torch.log(torch.tensor(2.0, dtype=R.dtype))).sum((-1, -2)) / n
     return torch.where(logcosh, lc, square)
 
 

@@ -3,8 +3,9 @@ r"""Fréchet draws and Monte Carlo of weighted argmax selection (Li2 Lemma 7, Th
 A Fréchet(:math:`a`) variable has CDF :math:`F(x) = e^{-x^{-a}}` on :math:`x > 0`; it is drawn by
 inversion, :math:`x = (-\log U)^{-1/a}` with :math:`U` uniform on :math:`(0, 1)`. For weights
 :math:`w_1..w_L` the estimates are the frequencies of :math:`\arg\max_jw_jx_j` and the mean of
-:math:`\log\max_jw_jx_j`, each with its standard error (:class:`numerics.li2.gaussian_mc.MCEstimate`,
-so comparisons are made in standard errors). Draws come from an explicit generator, in chunks.
+:math:`\log\max_jw_jx_j`, each with its standard error
+(:class:`numerics.li2.gaussian_mc.MCEstimate`, so comparisons are made in standard errors). Draws
+come from an explicit generator, in chunks.
 """
 from __future__ import annotations
 

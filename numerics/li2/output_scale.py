@@ -5,8 +5,8 @@ r"""The top layer of Li2 with output scale :math:`\beta` (§C.3, §7): the model
           = J_1(\beta F, V),
 
 so the flow of :math:`V` under :math:`J_\beta` is the :math:`\beta = 1` flow
-(:mod:`numerics.li2.small_time_flow`, :mod:`numerics.li2.top_layer_flow`) on features :math:`\beta F`.
-The two readings of :math:`G` (verify/claims/li2/SOURCES.md §2.4):
+(:mod:`numerics.li2.small_time_flow`, :mod:`numerics.li2.top_layer_flow`) on features
+:math:`\beta F`. The two readings of :math:`G` (verify/claims/li2/SOURCES.md §2.4):
 
 * :func:`residual_gradient`: :math:`EV^\top`, :math:`E = P_1^\perp(Y - \beta FV)`;
 * :func:`scaled_backprop_gradient`: :math:`-\partial J_\beta/\partial F` by autograd

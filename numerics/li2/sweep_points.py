@@ -209,7 +209,7 @@ def deep_rises_point(point: Mapping[str, Any]) -> dict[str, Any]:
             "final_train": encode(train_acc[-1]), "final_loss": encode(loss[-1])}
 
 
-# --- li2.fig8 ---------------------------------------------------------------------------------------
+# --- li2.fig8 -------------------------------------------------------------------------------------
 
 def optimiser_width_point(point: Mapping[str, Any]) -> dict[str, Any]:
     """One optimiser (``"adam"`` or ``"muon"``) at width ``K`` on the group ``table``: every
@@ -235,7 +235,7 @@ def optimiser_width_point(point: Mapping[str, Any]) -> dict[str, Any]:
             "train_loss": encode(train_loss[-1])}
 
 
-# --- li2.fig3 ---------------------------------------------------------------------------------------
+# --- li2.fig3 -------------------------------------------------------------------------------------
 
 #: The history series li2.fig3 reads: accuracy and loss curves, ||G_F||, the Gram ratios and
 #: the relative update sizes and cosines of W and V.

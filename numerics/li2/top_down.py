@@ -2,7 +2,8 @@ r"""Top-down modulation (Li2 Thm. 7) in torch: a hidden layer that learned some 
 least-squares top layer on it, the residual, and ascent of the modified energy it induces.
 
 On the full group task (:mod:`numerics.li2.group_task`), with real isotypic projectors
-:math:`\Pi_j` of the learned components given (e.g. :func:`verify.claims.li2._groups.float_projectors`):
+:math:`\Pi_j` of the learned components given (e.g.
+:func:`verify.claims.li2._groups.float_projectors`):
 
 * nodes :math:`[\mathbf b_a;\pm P\mathbf b_c]` for an orthonormal basis :math:`\{\mathbf b_a\}`
   of each learned :math:`\mathcal H_j` (:func:`subset_nodes`);

@@ -17,7 +17,8 @@ steepest mirror flow in :math:`x` (Never Saddle §3-§4), batched.
 
 For :math:`q < 2` the field is not Lipschitz where a gradient coordinate or a factor vanishes,
 and for :math:`q = 1` it is discontinuous there: a fixed-step scheme then chatters around the
-switching surface. :func:`numerics.step_studies.sign_changes` counts that; nothing here smooths it away.
+switching surface. :func:`numerics.step_studies.sign_changes` counts that; nothing here smooths
+it away.
 """
 from __future__ import annotations
 

@@ -54,7 +54,8 @@ def test_the_documentation_runs():
 # --- intervals --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("x,n,level", [(0, 5, 0.95), (3, 10, 0.9), (10, 10, 0.99), (17, 40, 0.99375)])
+@pytest.mark.parametrize("x,n,level",
+                         [(0, 5, 0.95), (3, 10, 0.9), (10, 10, 0.99), (17, 40, 0.99375)])
 def test_intervals_agree_with_scipy(x, n, level):
     test = stats.binomtest(x, n)
     w = test.proportion_ci(level, method="wilson")
@@ -289,7 +290,10 @@ def _curves(rng, n, spike_share):
 def test_disagreement_rate_measures_early_errors():
     rng = np.random.default_rng(31)
     runs, _ = _curves(rng, 300, spike_share=0.3)
-    full = lambda v: v[-1] >= 0.9
+
+    def full(v):
+        return v[-1] >= 0.9
+
     one = disagreement_rate(HeldAbove("acc", 0.9, 1), runs, full)
     three = disagreement_rate(HeldAbove("acc", 0.9, 3), runs, full)
     spiked = sum(np.any(r[:20] == 0.95) and not full(r) for r in runs)

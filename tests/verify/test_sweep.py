@@ -29,7 +29,7 @@ needs_dask = pytest.mark.skipif(
     reason="dask distributed is not installed (optional extra theory-verify[dask]; CI has it)")
 
 
-# --- point functions (module level: a Dask worker imports them by name) ----------------------------
+# --- point functions (module level: a Dask worker imports them by name) --------------------------
 
 @batched
 def train_points(points: list[dict]) -> list[dict]:

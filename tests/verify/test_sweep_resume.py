@@ -32,7 +32,8 @@ def _done(db: Path) -> int:
         return 0
     try:
         with sqlite3.connect(db) as con:
-            return con.execute("SELECT COUNT(*) FROM sweep_points WHERE status = 'ok'").fetchone()[0]
+            return con.execute(
+                "SELECT COUNT(*) FROM sweep_points WHERE status = 'ok'").fetchone()[0]
     except sqlite3.Error:   # the first transaction may not have created the table yet
         return 0
 

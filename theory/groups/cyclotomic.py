@@ -1,4 +1,5 @@
-r"""Exact arithmetic in the field :math:`\mathbb Q(\zeta_N)`, :math:`\zeta_N=e^{2\pi i/N}` (cyclotomic).
+r"""Exact arithmetic in the field :math:`\mathbb Q(\zeta_N)`, :math:`\zeta_N=e^{2\pi i/N}`
+(cyclotomic).
 
 Characters and representation matrices of a group of exponent :math:`N` have entries in
 :math:`\mathbb Q(\zeta_N)`. An element is stored in its canonical form: the rational coefficients

@@ -115,8 +115,8 @@ class Irrep:
     """A complex irreducible unitary representation of a finite group.
 
     ``exact_matrices[g]`` is :math:`C(g)` over ``field`` (tuples of rows of
-    :class:`~theory.groups.cyclotomic.Cyc`); with ``scale = (D_1, ..., D_d)`` the unitary matrices are
-    :math:`D^{1/2}C(g)D^{-1/2}`, otherwise :math:`C(g)` itself. ``matrices`` gives them as sympy
+    :class:`~theory.groups.cyclotomic.Cyc`); with ``scale = (D_1, ..., D_d)`` the unitary matrices
+    are :math:`D^{1/2}C(g)D^{-1/2}`, otherwise :math:`C(g)` itself. ``matrices`` gives them as sympy
     matrices, ``character`` the exact values per element.
     """
 

@@ -1,4 +1,5 @@
-r"""Exact checks of irreps and of the operators of :mod:`theory.groups.irreps` (escnn-style ``check_*``).
+r"""Exact checks of irreps and of the operators of :mod:`theory.groups.irreps` (escnn-style
+``check_*``).
 
 Every check works in :math:`\mathbb Q(\zeta_N)` and returns a list of violations (empty when the
 property holds), each a sentence naming the elements involved, so a test reads

@@ -66,7 +66,8 @@ def phi(k: int, var: sp.Symbol = z) -> sp.Expr:
 @dataclass(frozen=True)
 class GaussianActivation:
     r"""An activation whose Gaussian integrals sympy can do exactly: ``polynomial`` in
-    :data:`theory.li2.gaussian_moments.z` (:math:`\sigma = p`), or ``polynomial = None`` for ReLU."""
+    :data:`theory.li2.gaussian_moments.z` (:math:`\sigma = p`), or ``polynomial = None`` for
+    ReLU."""
 
     name: str
     polynomial: sp.Expr | None = None

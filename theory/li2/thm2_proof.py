@@ -217,7 +217,8 @@ def energy_poly(G: FiniteGroup) -> tuple[CycPoly, Derivation]:
 
 
 def activation_polys(G: FiniteGroup) -> list[list[CycPoly]]:
-    r""":math:`S_{ab}=(u_a+v_b)^2` as :class:`CycPoly` over :func:`theory.li2.top_down.common_field`."""
+    r""":math:`S_{ab}=(u_a+v_b)^2` as :class:`CycPoly` over
+    :func:`theory.li2.top_down.common_field`."""
     u, v = _variables(G)
     M = G.order
     return [[(u[a] + v[b]) * (u[a] + v[b]) for b in range(M)] for a in range(M)]

@@ -1,1 +1,2 @@
-"""Never Saddle (Jacobs, Zhou, Burkholz, arXiv 2603.02064): closed forms and derivations (sympy only)."""
+"""Never Saddle (Jacobs, Zhou, Burkholz, arXiv 2603.02064): closed forms and derivations
+(sympy only)."""

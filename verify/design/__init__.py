@@ -37,8 +37,9 @@ sequential decision over seeds, each seed's run stopped early by a rule. With a 
 ...                 == "reached" for s in seeds]
 ...     return design.sequential_proportion(plan, draw, 0.5, ">=")
 >>> bracket = design.bisect_threshold(share_grokking, 0.1, 0.6, resolution=0.05)
->>> print(bracket.text)
-threshold in [0.225, 0.35] (width 0.125, resolution 0.05; 5 evaluations): undecided, undecided at 0.2875
+>>> print(bracket.text)  # doctest: +NORMALIZE_WHITESPACE
+threshold in [0.225, 0.35] (width 0.125, resolution 0.05; 5 evaluations): undecided,
+undecided at 0.2875
 
 The share at ``p = 0.2875`` is close to 1/2, so 48 seeds could not decide it: the search
 stops there and says so, rather than guessing a side. Far from the threshold 8 seeds decide:

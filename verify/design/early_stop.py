@@ -121,8 +121,10 @@ class HeldAbove(_Held):
     """``metric >= threshold`` for ``window`` consecutive evaluations decides 'reached' at the
     first of them; an optional :class:`GiveUp` may decide 'not reached' early.
 
-    >>> HeldAbove("test_acc", 0.9, 2, GiveUp(after=100, level=0.5)).text
-    'test_acc >= 0.9 held for 2 consecutive evaluations; not reached if no evaluation up to index 100 had test_acc >= 0.5'
+    >>> print(HeldAbove("test_acc", 0.9, 2, GiveUp(after=100, level=0.5)).text)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    test_acc >= 0.9 held for 2 consecutive evaluations; not reached if no evaluation up to index
+    100 had test_acc >= 0.5
     """
 
     _op = ">="
@@ -275,7 +277,8 @@ def decide(rule: Rule, values: Sequence[float] | Mapping[str, Sequence[float]], 
     evaluations (epochs); the decision's ``step`` is the label of ``at``.
 
     >>> r = HeldAbove("acc", 0.9, 2, GiveUp(after=2, level=0.5))
-    >>> decide(r, {"acc": [0.1, 0.2, 0.3, 0.95, 0.99]}, steps=[0, 100, 200, 300, 400]).as_record()["outcome"]
+    >>> decide(r, {"acc": [0.1, 0.2, 0.3, 0.95, 0.99]},
+    ...        steps=[0, 100, 200, 300, 400]).as_record()["outcome"]
     'not reached'
     >>> decide(HeldAbove("acc", 0.9, 2), [0.95, 0.1]).outcome
     'undecided'

@@ -206,7 +206,8 @@ class SequentialPlan:
 
     @property
     def looks(self) -> int:
-        """The most looks the plan can take: :math:`\\lceil \\mathrm{cap}/\\mathrm{batch}\\rceil`."""
+        """The most looks the plan can take:
+        :math:`\\lceil \\mathrm{cap}/\\mathrm{batch}\\rceil`."""
         return -(-self.cap // self.batch)
 
     @property

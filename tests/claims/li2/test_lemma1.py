@@ -1,4 +1,5 @@
-"""li2.lemma1: Lemma 1's Hermite facts and its regime map (theory.li2.hermite, numerics.li2.regime_map)."""
+"""li2.lemma1: Lemma 1's Hermite facts and its regime map (theory.li2.hermite,
+numerics.li2.regime_map)."""
 import dataclasses
 
 import pytest
@@ -65,7 +66,8 @@ SMALL = {
     "crosscheck": {"n": 8, "widths": [4, 16], "eta": 0.1, "classes": 3},
     "map": {"ns": [8], "ratios": [0.5, 16, 64], "trend_ratios": [16, 64, 256],
             "etas": [0.2], "seeds": 4, "classes": 3, "delta_max": 0.25, "pointwise": 0.5,
-            "c2": "least-squares", "geometries": [{"name": "orthonormal (eps=0)", "kind": "orthonormal", "d_per_n": 2},
+            "c2": "least-squares",
+            "geometries": [{"name": "orthonormal (eps=0)", "kind": "orthonormal", "d_per_n": 2},
                            {"name": "sphere d=64n", "kind": "sphere", "d_per_n": 64}],
             "groups": [], "named": {"label": "named", "group": "Z5", "ratio": 0.8, "K": 20}},
 }

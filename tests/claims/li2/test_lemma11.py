@@ -1,4 +1,5 @@
-"""li2.lemma11: false as stated (smallest case n=3, K=1, M=2), true once realisability (A2) holds."""
+"""li2.lemma11: false as stated (smallest case n=3, K=1, M=2), true once realisability (A2)
+holds."""
 import sympy as sp
 import torch
 from hypothesis import given

@@ -1,5 +1,6 @@
 """li2.lemma3 (Hermite correlation identity) and li2.lemma4 (Gaussian MGF), and the Gaussian
-integration pieces behind them (theory.li2.gaussian_moments, theory.li2.hermite, numerics.li2.gaussian_mc)."""
+integration pieces behind them (theory.li2.gaussian_moments, theory.li2.hermite,
+numerics.li2.gaussian_mc)."""
 import dataclasses
 import math
 

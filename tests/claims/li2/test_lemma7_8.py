@@ -1,6 +1,7 @@
 """li2.lemma7 (Fréchet / log-Gumbel selection) and li2.lemma8 (Eq. 10: the initial leader
-wins), with their pieces: theory.li2.extreme_values, numerics.li2.extreme_values, the interior solution
-and log-ratio rates of theory.li2.muon_dynamics, and the Eq. 10 field of numerics.li2.muon_dynamics."""
+wins), with their pieces: theory.li2.extreme_values, numerics.li2.extreme_values, the interior
+solution and log-ratio rates of theory.li2.muon_dynamics, and the Eq. 10 field of
+numerics.li2.muon_dynamics."""
 import math
 
 import pytest

@@ -1,7 +1,8 @@
 """li2.lemma9 (the Muon projection: its printed remainder fails, the expansion holds to first
 order in v_par) and li2.lemma10 (coupon-collector bound), with their pieces:
 theory.li2.muon_dynamics (polar factor of the reduced problem, series of A (A^T A)^(-1/c)),
-theory.li2.coupon_collector, numerics.li2.coupon_collector, numerics.li2.muon_dynamics.fractional_polar."""
+theory.li2.coupon_collector, numerics.li2.coupon_collector,
+numerics.li2.muon_dynamics.fractional_polar."""
 import math
 
 import numpy as np

@@ -1,6 +1,6 @@
 """li2.thm8 (Muon rebalances gradient updates), with its pieces: the Markov chain of modes found
-(theory.li2.coupon_collector), node-by-node collection and the Muon flows (numerics.li2.coupon_collector,
-numerics.li2.muon_dynamics)."""
+(theory.li2.coupon_collector), node-by-node collection and the Muon flows
+(numerics.li2.coupon_collector, numerics.li2.muon_dynamics)."""
 import pytest
 import sympy as sp
 import torch

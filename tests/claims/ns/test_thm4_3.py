@@ -90,7 +90,8 @@ def test_block_on_S_is_critical_with_order_k(L, k, seed):
     vs = sp.symbols(f"v1:{L + 1}", real=True)
     sub = {**{syms[i]: float(w[i]) for i in range(L)},
            **{vs[i]: float(v[i]) for i in range(L)}, G: g}
-    assert math.isclose(float(y.detach()), float(b.leading.subs(sub)), rel_tol=1e-12, abs_tol=1e-300)
+    assert math.isclose(float(y.detach()), float(b.leading.subs(sub)),
+                        rel_tol=1e-12, abs_tol=1e-300)
 
 
 def test_one_vanishing_factor_is_not_critical():

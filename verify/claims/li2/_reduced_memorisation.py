@@ -39,8 +39,9 @@ ACTIVATIONS = ("x^1.5", "x^2", "x^3", "x^4", "relu", "silu", "tanh", "sigmoid", 
 #: number of coordinates M, the Dirichlet concentration of p, and the ascent's step scale
 #: (above 1, outside the descent-lemma range). M starts at 2: at M = 1 the tangent space of
 #: the sphere is empty and the optimum's curvature (lagrangian_curvature) is undefined.
-REDUCED_SPACE = {"activations": Choice(tuple((name,) for name in ACTIVATIONS)), "M": IntRange(2, 10),
-         "alpha": LogUniform(0.1, 10.0), "lr_scale": LogUniform(0.05, 4.0), "seed": SEED}
+REDUCED_SPACE = {"activations": Choice(tuple((name,) for name in ACTIVATIONS)),
+         "M": IntRange(2, 10), "alpha": LogUniform(0.1, 10.0), "lr_scale": LogUniform(0.05, 4.0),
+         "seed": SEED}
 
 
 @dataclass(frozen=True)

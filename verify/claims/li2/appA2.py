@@ -364,7 +364,8 @@ CLAIM = register(Claim(
             r"Zero weight: |V_++V_-|/|V_+-V_-| for the minimum-norm V (the \eta\to0 limit).",
     parameters={
         "quick": {"symbolic_groups": ("Z3", "S3"), "exact_groups": ("Z3", "D4"),
-                  "exact_fit_groups": ("Z3", "D4"), "groups": ("Z7", "D4"), "probe_groups": ("Z4",), "random_nodes": 6},
+                  "exact_fit_groups": ("Z3", "D4"), "groups": ("Z7", "D4"),
+                  "probe_groups": ("Z4",), "random_nodes": 6},
         "full": {"symbolic_groups": ("Z3", "Z4", "S3", "D4"),
                  "exact_groups": ("Z3", "Z4", "S3", "D4"),
                  "exact_fit_groups": ("Z3", "Z4", "S3", "D4"),

@@ -822,7 +822,7 @@ CLAIM = register(Claim(
         r"nc_2:=\mathrm{tr}(\tilde F^\top\tilde F)/\min(K,n-1) (=Kc_1 for K\ge n-1), "
         r"\tilde F^\top\tilde F compared with nc_2 I on its range",
         parameters={"map.c2": "nonzero-spectrum"}, compares_only=True),),
-    space={"map.c2": Choice(C2_READINGS), "mc.scale": LogUniform(0.3, 3.0), "gram.K": IntRange(1024, 2**14),
-           "crosscheck.eta": LogUniform(1e-4, 10.0),
+    space={"map.c2": Choice(C2_READINGS), "mc.scale": LogUniform(0.3, 3.0),
+           "gram.K": IntRange(1024, 2**14), "crosscheck.eta": LogUniform(1e-4, 10.0),
            "map.etas": Choice(([1e-3, 0.2, 5.0], [1e-2], [0.2], [1.0, 50.0])), "seed": SEED},
 ))

@@ -3,11 +3,12 @@ r"""li2.prop2 (alias li2.eq55): Proposition 2 and Eq. 55, the small-time expansi
 t\tilde Y\tilde Y^\top\tilde F + O(t\alpha + t^2)` (Eq. 55: :math:`+\,tR_1(V_0) + O(t^2)`).
 
 Routes: App. C's setup (Eqs. 47-52: the flow field :math:`-AV + \tilde F^\top\tilde Y` and
-:math:`G_{\tilde F} = EV^\top`) against sympy's derivatives of :math:`J`; the exact series of :math:`G_{\tilde F}(t)` in :math:`t` and :math:`\alpha`
-(sympy, Picard iteration of the flow, :math:`\eta` symbolic) against the stated terms, order by
-order (derived vs stated); the remainder's error trends (RK4 flow, autograd :math:`G_F`) in
-:math:`t \to 0` at :math:`\alpha \ll t^2` and at fixed :math:`\alpha`, and in :math:`\alpha
-\to 0` at fixed :math:`t`, for :math:`\eta = 0` and :math:`\eta > 0` (measured).
+:math:`G_{\tilde F} = EV^\top`) against sympy's derivatives of :math:`J`; the exact series of
+:math:`G_{\tilde F}(t)` in :math:`t` and :math:`\alpha` (sympy, Picard iteration of the flow,
+:math:`\eta` symbolic) against the stated terms, order by order (derived vs stated); the
+remainder's error trends (RK4 flow, autograd :math:`G_F`) in :math:`t \to 0` at
+:math:`\alpha \ll t^2` and at fixed :math:`\alpha`, and in :math:`\alpha \to 0` at fixed
+:math:`t`, for :math:`\eta = 0` and :math:`\eta > 0` (measured).
 
 Finding: the :math:`t^0` term of the exact series is :math:`\tilde YV_0^\top -
 \tilde FV_0V_0^\top`; the :math:`O(\alpha^2)` part :math:`-\tilde FV_0V_0^\top` (which Eq. 68

@@ -169,8 +169,8 @@ def _subsampled(run: Run, G: FiniteGroup, name: str) -> Iterator[Evidence]:
         # (w + lr (S w - rho w) -> S w / lambda_max as rho -> lambda_max), stable since
         # lr |lambda| <= 1 < 2 for every tangent Hessian eigenvalue; gtol: 1e3 u lambda_max
         # above the rounding floor of S w (~ 2M u lambda_max).
-        res = ascend_sphere(w0, task, activation("linear"), lr=1 / lam_max, max_steps=p["max_steps"],
-                            gtol=1e3 * u * lam_max)
+        res = ascend_sphere(w0, task, activation("linear"), lr=1 / lam_max,
+                            max_steps=p["max_steps"], gtol=1e3 * u * lam_max)
         run.assume(f"{name}, p={ratio}: ascent converged", bool(res.converged.all()),
                    "every start reached Riemannian gradient norm <= 1e3 u lambda_max",
                    f"{int(res.converged.sum())} of {len(res.converged)} in {res.steps} steps")

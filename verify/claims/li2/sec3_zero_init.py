@@ -143,7 +143,8 @@ CLAIM = register(Claim(
             r"its order in t from V_0=0, and the contrast by the order at fixed \alpha from "
             r"V_0=\alpha U, stated as Eq. 3's O(\alpha) term, which dominates its O(\alpha t) "
             r"and O(t^2) as t\to0 (a plateau, order 0); t=\tau/\lambda_{\max}(\tilde F^\top"
-            r"\tilde F+\eta I). The faster grokking of Figs. 14-17 is empirical and not checked here.",
+            r"\tilde F+\eta I). The faster grokking of Figs. 14-17 is empirical and not "
+            r"checked here.",
     parameters={
         "quick": {"symbolic_size": {"n": 3, "K": 2, "M": 2},
                   "t2_size": {"n": 2, "K": 1, "M": 2}, "seeds": 6,

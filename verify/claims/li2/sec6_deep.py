@@ -29,8 +29,8 @@ Stage-II top gradient :math:`G_L=\tilde Y\tilde Y^\top F_L`, i.e. the gradient o
 
 and over training (Adam, ReLU, 3 layers, plain and residual): the epoch at which each layer's
 irrep purity has covered a fixed fraction of the way from its initial value to 1
-(:func:`numerics.li2.deep_group_network.rise_epochs`); bottom-up means the lowest layer's comes first,
-then the next. A layer that never gets there within the budget is censored: its time is later
+(:func:`numerics.li2.deep_group_network.rise_epochs`); bottom-up means the lowest layer's comes
+first, then the next. A layer that never gets there within the budget is censored: its time is later
 than the budget, which decides an order only against an observed time.
 
 Fig. 9 (2-, 3- and 4-layer ReLU networks: deeper networks grok later, the lowest layer still

@@ -258,7 +258,8 @@ def _route_evidence(run: Run, points: list[Checkpoint], sweep: dict[int, list[Ri
                   "4 max(n,K) u_W (a_W + kappa) + 4 max(n,K) u kappa, every checkpoint, "
                   "reading, precision and seed", measured=errors, bound=bounds,
                   tolerance=Tolerance(0.0, "the bound is the first-order rounding analysis of "
-                                           "the two routes (numerics.li2.repulsion_along_training); "
+                                           "the two routes "
+                                           "(numerics.li2.repulsion_along_training); "
                                            "nothing is added to it"),
                   parameters=size)
     solved = [c.routes for c in points]

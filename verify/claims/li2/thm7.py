@@ -98,8 +98,8 @@ from verify.claims.li2._interval_side import side_evidence
 from verify.claims.li2._trained import record_trained
 
 # --- the paper's formulas ---------------------------------------------------------------------
-# Exact values are cyclotomic numbers (theory.groups.cyclotomic.Cyc) in nested lists; float values are
-# complex torch tensors. Each formula takes either.
+# Exact values are cyclotomic numbers (theory.groups.cyclotomic.Cyc) in nested lists; float values
+# are complex torch tensors. Each formula takes either.
 
 def _conj(x):
     return x.conjugate() if isinstance(x, Cyc) else x.conj()
@@ -731,8 +731,8 @@ def check(run: Run) -> Iterator[Evidence]:
 
 
 #: The training route: the two-layer network on Z_M with about three nodes per frequency
-#: (they must share the frequencies out), Adam as in the paper's runs, G_F's spectrum and the nodes per
-#: frequency every 5 epochs through the rise and fall of ||G_F|| (its peak near epoch 25
+#: (they must share the frequencies out), Adam as in the paper's runs, G_F's spectrum and the nodes
+#: per frequency every 5 epochs through the rise and fall of ||G_F|| (its peak near epoch 25
 #: here), then every 25.
 TRAINING = {"groups": ("Z23",), "K": 32, "p": 0.5, "eta": 1e-3, "lr": 1e-2, "epochs": 300,
             "seeds": tuple(range(8)), "every": 5, "window": 100, "late_every": 25}

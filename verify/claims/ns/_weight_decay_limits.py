@@ -113,8 +113,8 @@ def rest_compare(quantity: str, target: torch.Tensor, limit: RestLimit, conditio
                  ) -> Evidence:
     """A limit (measured) against a KKT solve (derived) and optionally a stated target, within
     :func:`rest_tolerance`. A run that did not come to rest has no limit, and one whose budget
-    is not below ``RESOLVED`` x the compared values' size has not resolved it (e.g. float32's roundoff
-    floor on the speed): NaN, inconclusive."""
+    is not below ``RESOLVED`` x the compared values' size has not resolved it (e.g. float32's
+    roundoff floor on the speed): NaN, inconclusive."""
     measured = limit.fine
     if not math.isfinite(limit.remaining):
         measured = torch.full_like(limit.fine, math.nan)

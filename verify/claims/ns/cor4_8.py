@@ -285,7 +285,8 @@ CLAIM = register(Claim(
             r"for 0<lambda<1 (small initialisation), is reversed for lambda>1 and void at "
             r"lambda=1 (mu=1 for every q); smallest case L=2, lambda=2: mu=2^q, so q=1 gives "
             r"mu=2 < 4 (q=2). As stated for every lambda>0 the claim fails; under "
-            r"reading B (lambda<1 added, parameter ordering_scope) it holds. Review 1, q. 1: for lambda>0, "
+            r"reading B (lambda<1 added, parameter ordering_scope) it holds. Review 1, q. 1: "
+            r"for lambda>0, "
             r"R''=1/M<=1/mu is finite and positive, R is strictly convex and C^1 on all of R "
             r"(so essentially smooth), and M~L|x|^m, m=q(L-1)/L, so grad R is onto R iff "
             r"m<=1, i.e. q<=L/(L-1) (every q for L=2; q<=3/2 for L=3; q<=5/4 for L=5): "
@@ -329,7 +330,8 @@ CLAIM = register(Claim(
     readings=(Reading("B (lambda < 1)", "the ordering read with the scope 0 < lambda < 1 "
                       "(small initialisation) that the statement omits",
                       parameters={"ordering_scope": SCOPES[1]}, compares_only=True),),
-    space={"ordering_scope": Choice(SCOPES), "grid.lam": Choice(((0.01,), (0.1,), (0.5,), (0.9,), (1.1,), (2.0,), (5.0,),
+    space={"ordering_scope": Choice(SCOPES),
+           "grid.lam": Choice(((0.01,), (0.1,), (0.5,), (0.9,), (1.1,), (2.0,), (5.0,),
                                (0.1, 2.0))),
            "grid.q": Choice(((1.0, 2.0), (1.0, 1.5, 2.0), (1.25, 1.75), (1.5, 2.0),
                              (1.0, 1.25))),

@@ -527,7 +527,8 @@ CLAIM = register(Claim(
             r"larger a (for q\in\{1,1.5,2\} q=1.5 is shorter than q=1 from a\approx0.36, and "
             r"at a=1 q=1 is the longest; on the grid q\in\{1,1.25,\dots,2\} q=1.25 is shorter "
             r"than q=1 from a\approx0.16) while the escape-time order at G=0.5 holds at every a "
-            r"tried (up to a=2), so the two orders disagree there; at equal initial step norm (time in units of |\dot w(0)|) the order "
+            r"tried (up to a=2), so the two orders disagree there; at equal initial step norm "
+            r"(time in units of |\dot w(0)|) the order "
             r"reverses (GF escapes sooner: the 'unrealistically large learning rate' "
             r"a^{-\kappa}); the \mu=a^{q(L-1)} bound X G^{1-q}/\mu on T is loose by a power of a.",
     parameters={

@@ -228,14 +228,15 @@ CLAIM = register(Claim(
             r"exponent from successive pairs of \delta, with a geometric-tail bias estimate, "
             r"per perturbation draw, h and h/2; the \log coefficient is reported, not "
             r"verdicted (coordinates with near-equal rates, 1/23.2 and 1/25.7 at the default "
-            r"seed, cross over more slowly than the decades tested reach). Domain: q\in(1,2] (q=1 is the "
+            r"seed, cross over more slowly than the decades tested reach). Domain: q\in(1,2] "
+            r"(q=1 is the "
             r"discontinuous Filippov field), L=3.",
     parameters={
         "quick": {"L": 3, "saddles": list(_SADDLES), "symbolic_q": [1.25, 1.5, 2],
                   "symbolic_k": [2, 3, 4],
                   "escape": {"q": [1.25, 1.5, 2.0],
-                             "delta": [1e-1, 1e-2, 1e-3, 1e-4, 1e-5], "draws": 2, "fraction": 0.9, "h": 0.1, "levels": 2,
-                             "max_steps": 20000}},
+                             "delta": [1e-1, 1e-2, 1e-3, 1e-4, 1e-5], "draws": 2, "fraction": 0.9,
+                             "h": 0.1, "levels": 2, "max_steps": 20000}},
         "full": {"L": 3, "saddles": list(_SADDLES), "symbolic_q": [1.1, 1.25, 1.5, 1.75, 2],
                  "symbolic_k": [2, 3, 4, 5],
                  "escape": {"q": [1.1, 1.25, 1.5, 1.75, 2.0],

@@ -283,7 +283,8 @@ def _numeric(run: Run) -> Iterator[Evidence]:
                   tolerance=Tolerance(0.0, "a yes/no classification must agree exactly"),
                   parameters=params)
     yield compare(Route.NUMERIC, "escape order (first non-vanishing d^j/dt^j F(w + t v), "
-                  "nested autograd) vs stated order", stated=torch.tensor(ord_st, dtype=torch.float64),
+                  "nested autograd) vs stated order",
+                  stated=torch.tensor(ord_st, dtype=torch.float64),
                   measured=torch.tensor(ord_me, dtype=torch.float64), metric="absolute",
                   tolerance=Tolerance(0.0, "integer orders must agree exactly"),
                   parameters=params)
