@@ -15,8 +15,8 @@ the :math:`M^2-n` test pairs. :math:`R_{\rm step}`, :math:`R_{\rm eval}` (flop/s
 measured here on a few groups at the code's line (``--calibrate``; process CPU time with one
 thread, which a loaded machine inflates far less than wall time) and interpolated linearly in
 :math:`\log M` between them (small groups run at half the large ones' rate: the step's
-fixed costs weigh more). Wall time on two cores is taken as half the one-thread CPU time: the trainer's
-measured two-thread speed-up at Fig. 3's size is 2.0 (``benchmarks/results/trainer.json``,
+fixed costs weigh more). Wall time on two cores is taken as half the one-thread CPU time: the
+trainer's measured two-thread speed-up at Fig. 3's size is 2.0 (``benchmarks/results/trainer.json``,
 44.1 ms CPU vs 22.1 ms wall per seed-epoch), and the sweep's Dask backend runs two
 single-threaded workers side by side.
 
