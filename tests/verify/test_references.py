@@ -135,3 +135,14 @@ def test_the_reports_and_the_findings_show_both_verdicts(tmp_path, full_record):
     page = render_findings_html(record)
     assert "Toy size and paper size disagree (1)" in page and "<b>Paper size:</b>" in page
     assert "- **Paper size:** fail (reference, full" in render_findings_markdown(record)
+
+
+def test_the_reference_list_shows_each_with_its_state(tmp_path, full_record, capsys,
+                                                      monkeypatch):
+    _save(tmp_path, full_record)
+    assert main(["reference", "--list", "--out", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("li2.eq2") and "fresh" in line and "4 CPU-s" in line
+    monkeypatch.setattr(references, "claim_code_digest", lambda module: "0" * 16)
+    assert main(["reference", "--list", "--out", str(tmp_path)]) == 0
+    assert "STALE" in capsys.readouterr().out

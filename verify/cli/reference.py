@@ -33,7 +33,10 @@ def _seconds(text: str) -> float:
 def add_reference_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("reference", help="make claims' paper-size reference results "
                                          "(verify/references/ID.json)")
-    p.add_argument("ids", nargs="+", metavar="ID", help="claim ids (no globs: each run is long)")
+    p.add_argument("ids", nargs="*", metavar="ID", help="claim ids (no globs: each run is long)")
+    p.add_argument("--list", action="store_true",
+                   help="list the references there are (verdict, date, revision, stale or "
+                        "not, CPU and wall seconds) and run nothing")
     p.add_argument("--from", dest="from_path", default=None, metavar="RESULTS.json",
                    help="take the full-fidelity records from this results file instead of "
                         "running them")
@@ -84,11 +87,34 @@ def _from_file(args: argparse.Namespace, ids: list[str], folder: Path) -> int:
     return 0
 
 
+def _list(folder: Path) -> int:
+    """One line per reference in ``folder``, in claim-id order."""
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            ref = references.load(path.stem, folder)
+        except references.ReferenceError as exc:
+            rows.append(f"{path.stem}  unreadable: {exc}")
+            continue
+        p = ref.provenance
+        cpu = "-" if p.get("cpu_seconds") is None else f"{p['cpu_seconds']:.0f}"
+        rows.append(f"{ref.claim:<22} {ref.verdict:<12} {ref.made}  rev "
+                    f"{(ref.revision or '-')[:7]}  {'STALE' if ref.stale else 'fresh'}  "
+                    f"{cpu:>6} CPU-s  {p.get('wall_seconds', 0):>7.0f} s wall  "
+                    f"{p.get('sizes_text', '')}")
+    print("\n".join(rows) if rows else f"no references in {folder}")
+    return 0
+
+
 def cmd_reference(args: argparse.Namespace, cli_main: Callable[[list[str]], int]) -> int:
     """Make the references ``args`` ask for; ``cli_main`` is the command line's own entry
     point, which runs the ``check`` each reference is made of."""
-    ids = _claim_ids(args.ids)
     folder = Path(args.out)
+    if args.list:
+        return _list(folder)
+    if not args.ids:
+        raise UsageError("ID: name at least one claim (or --list)")
+    ids = _claim_ids(args.ids)
     if args.from_path is not None:
         return _from_file(args, ids, folder)
     if args.cpu_seconds is not None or args.wall_seconds is not None or args.load is not None:
