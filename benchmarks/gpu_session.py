@@ -552,12 +552,21 @@ def training_cost(claim_id: str, p: Mapping[str, Any]) -> tuple[float, float, st
         from verify.claims.li2.fig5 import THIRD_PARTY
         tr = p["training"]
         flops = steps = 0.0
+        # the sequential design (li2.fig5's full fidelity) probes the two ends and bisects to
+        # its resolution: that many ratios of the grid's, each with at most the paper's seeds
+        # and budget, so the grid's cost scaled by probes / grid points is an upper bound
+        design = p.get("design") or {"kind": "grid"}
+        share = 1.0
+        if design["kind"] == "bisection":
+            lo, hi = design["range"]
+            probes = 2 + math.ceil(math.log2(math.log(hi / lo) / math.log(design["resolution"])))
+            share = min(1.0, probes / len(p["multipliers"]))
         for groups in p["panels"].values():
             for name, max_dk in groups.items():
                 M = int(group_table(name).shape[0])
                 for ratio in ratio_grid(M, max_dk, p["multipliers"]):
                     n = train_count(M, ratio)
-                    flops += len(tr["seeds"]) * tr["epochs"] * (
+                    flops += share * len(tr["seeds"]) * tr["epochs"] * (
                         _gemm(n, tr["K"], M) + _test(M, n, tr["K"]) / tr["eval_every"])
                 steps += tr["epochs"]
         tp = p["third_party"]
