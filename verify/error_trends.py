@@ -183,6 +183,12 @@ def fit_trend(sizes: Sequence[float], errors: Any, *, limit: str = "zero",
               floors: Any = 0.0, level: float = LEVEL) -> TrendFit:
     """Fit the order of ``errors`` (seeds x grid points; a tensor or array) along ``sizes``.
 
+    ``sizes`` must form an exact geometric grid, far from the limit first: a constant ratio
+    between neighbours to a relative 1e-9 (:func:`geometric_grid` makes one; a grid of
+    integers rounded from a geometric one, such as widths 3, 7, 16, is refused with the
+    ratios it has: keep the sizes unrounded or choose integers with an exact ratio, such as
+    4, 8, 16).
+
     ``floors`` (broadcast to ``errors``) are worst-case roundoff floors: points within
     ``ABOVE_FLOOR`` of them are excluded as the module docstring says.
     """
