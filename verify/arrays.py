@@ -1,10 +1,18 @@
 """The few matrix operations a stated formula needs, for sympy matrices and torch tensors alike.
 
 A paper's formula is written once (``inv(F.T @ F + eta * eye(K, F))``) and evaluated exactly
-on symbolic matrices or in floating point on tensors.
+on symbolic matrices or in floating point on tensors; the elementary functions likewise:
+
+>>> import sympy as sp, torch
+>>> t = sp.Symbol("t")
+>>> sin(t) ** 2 + cos(t) ** 2 - 1 == sp.sin(t) ** 2 + sp.cos(t) ** 2 - 1
+True
+>>> float(log(exp(torch.tensor(2.0))))
+2.0
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sympy as sp
@@ -50,24 +58,31 @@ def gate(d: Any, v: Any) -> Any:
     return d.multiply_elementwise(v) if isinstance(d, sp.MatrixBase) else d * v
 
 
-def exp(x: Any) -> Any:
-    """``exp`` of a sympy expression or a tensor (stated forms serve both)."""
-    return sp.exp(x) if isinstance(x, sp.Basic) else torch.exp(x)
+def _elementary(name: str, symbolic: Callable[[Any], Any],
+                numeric: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        return symbolic(x) if isinstance(x, sp.Basic) else numeric(x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``{name}`` of a sympy expression or a tensor (stated forms serve both)."
+    return f
 
 
-def sign(x: Any) -> Any:
-    """``sign`` of a sympy expression or a tensor."""
-    return sp.sign(x) if isinstance(x, sp.Basic) else torch.sign(x)
-
-
-def sqrt(x: Any) -> Any:
-    """``sqrt`` of a sympy expression or a tensor."""
-    return sp.sqrt(x) if isinstance(x, sp.Basic) else torch.sqrt(x)
-
-
-def asinh(x: Any) -> Any:
-    """``asinh`` of a sympy expression or a tensor."""
-    return sp.asinh(x) if isinstance(x, sp.Basic) else torch.asinh(x)
+#: The elementary functions, each exact on a sympy expression and entrywise on a tensor:
+#: ``sin(w * t)`` in a stated form evaluates in either world.
+exp = _elementary("exp", sp.exp, torch.exp)
+log = _elementary("log", sp.log, torch.log)
+sqrt = _elementary("sqrt", sp.sqrt, torch.sqrt)
+sign = _elementary("sign", sp.sign, torch.sign)
+abs = _elementary("abs", sp.Abs, torch.abs)  # noqa: A001 - the name a formula uses
+sin = _elementary("sin", sp.sin, torch.sin)
+cos = _elementary("cos", sp.cos, torch.cos)
+tan = _elementary("tan", sp.tan, torch.tan)
+atan = _elementary("atan", sp.atan, torch.atan)
+sinh = _elementary("sinh", sp.sinh, torch.sinh)
+cosh = _elementary("cosh", sp.cosh, torch.cosh)
+tanh = _elementary("tanh", sp.tanh, torch.tanh)
+asinh = _elementary("asinh", sp.asinh, torch.asinh)
 
 
 def diagonal(m: Any) -> Any:
