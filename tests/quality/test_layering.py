@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from verify.code_closure import import_graph
+
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("theory", "numerics", "verify")
 PAPERS = ("li2", "ns")
@@ -141,39 +143,23 @@ def test_the_worked_example_uses_only_the_public_api():
 #: other module of verify/ outside the claims is the kernel, a new one included.
 SERVICES = ("verify.store", "verify.sweep", "verify.check_pool", "verify.stress",
             "verify.mutate", "verify.estimates", "verify.diagnosis", "verify.pytest_plugin",
-            "verify.report", "verify.cli", "verify.__main__")
+            "verify.report", "verify.cli", "verify.__main__", "verify.references")
 
 
 def _is_service(module: str) -> bool:
     return any(module == s or module.startswith(s + ".") for s in SERVICES)
 
 
-def _project_modules() -> dict[str, Path]:
-    return {_module_name(p): p for layer in LAYERS for p in _sources(layer)}
-
-
-def _edges(modules: dict[str, Path]) -> dict[str, set[str]]:
+def _graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports, at any depth of the file (inside functions
-    too): ``from a import b`` names ``a.b`` where that is a module, else ``a``."""
-    graph = {}
-    for module, path in modules.items():
-        out = set()
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Import):
-                out.update(a.name for a in node.names if a.name in modules)
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                subs = {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
-                out.update(subs)
-                if len(subs) < len(node.names) and node.module in modules:
-                    out.add(node.module)
-        graph[module] = out - {module}
-    return graph
+    too), read from the sources (verify.code_closure, which reference results use as well)."""
+    return import_graph(ROOT, LAYERS)
 
 
 def test_the_kernel_imports_no_service():
     """Not even inside a function: what the kernel needs from above is handed to it
     (verify/hooks.py)."""
-    graph = _edges(_project_modules())
+    graph = _graph()
     offenders = {m: sorted(n for n in out if _is_service(n)) for m, out in graph.items()
                  if m.startswith("verify") and not _is_service(m)
                  and not m.startswith("verify.claims")}
@@ -212,7 +198,7 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circle_anywhere():
-    assert _circles(_edges(_project_modules())) == []
+    assert _circles(_graph()) == []
 
 
 def test_the_circle_finder_finds_a_planted_circle():

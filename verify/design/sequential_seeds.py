@@ -50,6 +50,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from verify.evidence import json_float
+
 Side = Literal[">=", ">", "<=", "<"]
 SeqDecision = Literal["holds", "fails", "undecided"]
 SIDES: tuple[str, ...] = (">=", ">", "<=", "<")
@@ -69,16 +71,6 @@ def _z(level: float) -> float:
 @lru_cache(maxsize=4096)
 def _t(df: int, level: float) -> float:
     return float(stats.t.ppf(0.5 + level / 2.0, df))
-
-
-def _json_float(x: float) -> float | str:
-    # JSON has no NaN/Inf; the toolkit writes them as strings (as verify.evidence does).
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
 
 
 def _check_counts(successes: int, trials: int, level: float) -> None:
@@ -283,8 +275,8 @@ class SequentialResult:
         return {
             "decision": self.decision,
             "statement": self.statement,
-            "estimate": _json_float(self.estimate),
-            "interval": [_json_float(v) for v in self.interval],
+            "estimate": json_float(self.estimate),
+            "interval": [json_float(v) for v in self.interval],
             "successes": self.successes,
             "trials": self.trials,
             "looks": self.looks,
