@@ -183,6 +183,14 @@ def pytest_configure(config: pytest.Config) -> None:
             pytest.PytestWarning(f"claims in {module} not loaded ({problem})"), stacklevel=2)
 
 
+def pytest_ignore_collect(collection_path, config: pytest.Config) -> bool | None:
+    """With --claims-only no test file or folder is collected at all: a checkout of another
+    project's tests (or of this one) beside the run cannot break it with its imports."""
+    if config.getoption("claims", None) and config.getoption("claims_only", False):
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, so those select claims too
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:

@@ -92,3 +92,13 @@ def test_unknown_pattern_is_a_usage_error_naming_the_option(project):
 
 def test_without_claims_option_the_plugin_adds_nothing(project):
     run(project).assert_outcomes(passed=1)
+
+
+def test_claims_only_collects_no_test_file_wherever_it_runs(project):
+    """A folder holding another checkout's tests (here one whose import fails) does not break
+    a --claims-only run: no test file is collected at all."""
+    project.mkpydir("clone")
+    (project.path / "clone" / "test_broken.py").write_text("import no_such_module_xyz\n")
+    result = run(project, "--claims", "user.true", "--claims-only")
+    result.assert_outcomes(passed=1)
+    assert "no_such_module_xyz" not in result.stdout.str()
