@@ -17,7 +17,8 @@ from verify.cli import main
 from verify.store import ResultStore
 
 KILL_CLAIMS = textwrap.dedent('''
-    """Two claims: kill.a is quick; kill.b sleeps unless $KILL_FAST is set."""
+    """Two claims: kill.a is quick; kill.b sleeps unless $KILL_FAST is set, and ends its
+    process at once under $KILL_DIE."""
     import os
     import time
 
@@ -27,6 +28,8 @@ KILL_CLAIMS = textwrap.dedent('''
 
 
     def check(run):
+        if run.claim_id == "kill.b" and os.environ.get("KILL_DIE"):
+            os._exit(3)
         if run.claim_id == "kill.b" and not os.environ.get("KILL_FAST"):
             time.sleep(120)
         yield compare(Route.NUMERIC, "2 + 2", stated=run.stated["v"](), measured=4.0,
@@ -191,3 +194,22 @@ def test_a_killed_run_keeps_what_it_finished_and_a_rerun_continues(tmp_path):
     assert a_line.startswith("kill.a") and "(stored" in a_line
     assert b_line.startswith("kill.b") and " pass " in b_line and "(stored" not in b_line
     assert [r.verdict for r in ResultStore(db).history("kill.b")] == ["pass"]
+
+
+def test_without_a_store_the_results_file_grows_claim_by_claim(tmp_path):
+    """--no-store keeps nothing but the results file: it is written as each claim finishes,
+    so a run that dies midway keeps the claims it finished (marked in progress)."""
+    import json
+
+    (tmp_path / "killclaims.py").write_text(KILL_CLAIMS)
+    out = tmp_path / "r.json"
+    env = {**os.environ, "KILL_DIE": "1"}
+    done = subprocess.run([sys.executable, "-m", "verify", "check", "kill.*", "--module",
+                           "killclaims", "--no-store", "--jobs", "1", "--json", str(out)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3                       # kill.b ended the process
+    record = json.loads(out.read_text())
+    assert [c["id"] for c in record["claims"]] == ["kill.a"]
+    assert record["claims"][0]["verdict"] == "pass"
+    assert record["run"]["in_progress"] == "1 of 2 claims finished"
+

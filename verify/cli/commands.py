@@ -524,6 +524,33 @@ def _cmd_check(args: argparse.Namespace) -> int:
             return EXIT_OK
         bar = _progress_bar(len(pending), args.fidelity)
 
+        # the file as the run found it: what a selection merges into, and what a run that
+        # dies midway leaves beside its finished claims
+        earlier, existed = _read_results(args.json_path), os.path.exists(args.json_path)
+
+        def results_record(progress: str | None = None) -> tuple[dict, str]:
+            """The results file's record of the claims finished so far, merged into an
+            earlier file for a selection (or, while the run goes on, always: the claims not
+            yet rerun keep their earlier records), and the summary's words for it."""
+            done = [r for r in records if r is not None]
+            finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
+                                    fidelity=args.fidelity, threads=threads)
+            if progress:
+                metadata["in_progress"] = progress
+            record = run_record(metadata, done, started=started, finished=finished)
+            written = f"wrote {args.json_path}"
+            if args.patterns or progress:
+                merged = merge_runs(earlier, record)
+                if merged is not None:
+                    record, kept = merged
+                    written = (f"merged into {args.json_path} ({len(done)} replaced or added, "
+                               f"{kept} kept)")
+                elif existed:
+                    written += " (new: the earlier file is not a results file of the same " \
+                               "fidelity, seed, dtype and device)"
+            return record, written
+
         def finished_claim(i: int, record: dict) -> None:
             if args.modules and not claims[i].check.__module__.startswith("verify.claims."):
                 record["modules"] = list(args.modules)  # the report's reproduce line needs them
@@ -536,6 +563,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             _print_line(record, width, "")
             if bar is not None:
                 bar.update(1)
+            if store is None:   # nothing else keeps it: the results file grows claim by claim
+                done = sum(r is not None for r in records)
+                write_json(results_record(f"{done} of {len(claims)} claims finished")[0],
+                           args.json_path)
 
         limit = TIME_LIMITS[args.fidelity] if args.time_limit is None else args.time_limit
         limit = None if math.isinf(limit) else limit
@@ -563,20 +594,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 finished_claim(i, diagnosed(result.as_record()))
         if bar is not None:
             bar.close()
-        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
-                                fidelity=args.fidelity, threads=threads)
-        record = run_record(metadata, records, started=started, finished=finished)
-        written = f"wrote {args.json_path}"
-        if args.patterns:  # a selection: keep the other claims of an earlier full run
-            merged = merge_runs(_read_results(args.json_path), record)
-            if merged is not None:
-                record, kept = merged
-                written = (f"merged into {args.json_path} ({len(records)} replaced or added, "
-                           f"{kept} kept)")
-            elif os.path.exists(args.json_path):
-                written += " (new: the earlier file is not a results file of the same " \
-                           "fidelity, seed, dtype and device)"
+        record, written = results_record()
         write_json(record, args.json_path)
         report = str(_write_report(record, args.report)) if args.report else None
         print(summary_line(records, time.monotonic() - wall_start, args.jobs, written, report),
