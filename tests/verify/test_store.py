@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 import time
 
 import pytest
@@ -203,7 +204,10 @@ def test_without_a_store_the_results_file_grows_claim_by_claim(tmp_path):
 
     (tmp_path / "killclaims.py").write_text(KILL_CLAIMS)
     out = tmp_path / "r.json"
-    env = {**os.environ, "KILL_DIE": "1"}
+    # this checkout's code in the child, whichever checkout is installed
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "KILL_DIE": "1",
+           "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-m", "verify", "check", "kill.*", "--module",
                            "killclaims", "--no-store", "--jobs", "1", "--json", str(out)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
