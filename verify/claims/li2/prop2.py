@@ -218,6 +218,11 @@ CLAIM = register(Claim(
     },
     stated={"small_time": stated_small_time, "remainder": stated_remainder,
             "field": stated_field, "G": stated_G},
+    # as li2.sec3.2-zero-init declares for its remainders
+    equivalent_mutants={
+        f"remainder:{op}": "the remainder's scale enters an order check (the log-log slope of "
+                           "the remainder against it), which a constant factor leaves as is"
+        for op in ("scale", "nudge")},
     check=check,
     control=NegativeControl("the t-linear term with its sign flipped",
                             {"small_time": flipped_small_time}),
