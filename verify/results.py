@@ -179,14 +179,19 @@ def key_figure_text(key_figure: dict[str, Any] | None, reason: str) -> str:
     return f"{key_figure['quantity']}: {text} (tol {tol_text})"
 
 
+def verdict_summary(claims: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """A results file's ``summary``: how many of ``claims`` have each verdict."""
+    counts = Counter(c["verdict"] for c in claims)
+    return {v.value: counts.get(v.value, 0) for v in Verdict}
+
+
 def run_record(metadata: dict[str, Any], claims: list[dict[str, Any]], *, started: str,
                finished: str) -> dict[str, Any]:
     """The results JSON of a run, from the claims' records (``ClaimResult.as_record``)."""
-    counts = Counter(c["verdict"] for c in claims)
     return {
         "schema_version": SCHEMA_VERSION,
         "run": {**metadata, "started": started, "finished": finished},
-        "summary": {v.value: counts.get(v.value, 0) for v in Verdict},
+        "summary": verdict_summary(claims),
         "claims": list(claims),
     }
 
@@ -217,9 +222,7 @@ def merge_runs(previous: Any, record: dict[str, Any]) -> tuple[dict[str, Any], i
             claims.append(c)
             kept += 1
     claims.extend(fresh.values())
-    counts = Counter(c["verdict"] for c in claims)
-    return {**record, "summary": {v.value: counts.get(v.value, 0) for v in Verdict},
-            "claims": claims}, kept
+    return {**record, "summary": verdict_summary(claims), "claims": claims}, kept
 
 
 def write_json(record: dict[str, Any], path: str | os.PathLike) -> Path:

@@ -91,10 +91,17 @@ def test_markdown_has_the_same_claims_and_its_figures(record):
 
 
 def test_write_report_and_select_claims(record, tmp_path):
-    index = write_report(select_claims(record, ["test.*"]), tmp_path / "out")
+    index = write_report(select_claims(record, ["test.*"], source="r.json",
+                                       command="python -m verify report --from r.json"),
+                         tmp_path / "out")
     assert index.name == "index.html"
     written = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [c["id"] for c in written["claims"]] == ["test.false"]
+    assert written["summary"]["fail"] == 1 and sum(written["summary"].values()) == 1
+    assert written["not_shown"]["claims"] == 1
+    assert ("r.json holds 1 other claim, not shown here: python -m verify report --from "
+            "r.json renders all of them.") in _text(index.read_text())
+    assert "not_shown" not in select_claims(record, [])
     assert (tmp_path / "out" / "report.md").exists()
     with pytest.raises(ValueError, match="--claims"):
         select_claims(record, ["nothing.*"])
@@ -118,6 +125,44 @@ def test_cli_report_from_json_and_from_store(record, tmp_path, capsys):
     assert "--from" in capsys.readouterr().err
     (tmp_path / "bad.json").write_text('{"claims": []}')
     assert main(["report", "--from", str(tmp_path / "bad.json"), "--out", str(tmp_path)]) == 2
+
+
+def _text(page: str) -> str:
+    """A page's text, without its tags."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_the_report_of_a_selection_shows_only_the_selection(tmp_path):
+    """``check 'li2.*' --report DIR`` merges into a results file that also holds ns claims:
+    the merged file keeps them, the report and the findings page show the selection alone and
+    say what else the file holds."""
+    results, out = tmp_path / "results.json", tmp_path / "li2"
+    run = ["--no-store", "--fidelity", "quick", "--jobs", "1", "--json", str(results)]
+    with planted(make_claim("li2.planted-a")), \
+            planted(make_claim("li2.planted-b", stated=gauss_off_by_one)), \
+            planted(make_claim("ns.planted", stated=gauss_off_by_one)):
+        assert main(["check", "li2.planted-*", "ns.planted", *run]) == 0
+        assert main(["check", "li2.planted-*", *run, "--report", str(out)]) == 0
+    merged = json.loads(results.read_text())
+    assert [c["id"] for c in merged["claims"]] == ["li2.planted-a", "li2.planted-b",
+                                                   "ns.planted"]
+    page, findings = (out / "index.html").read_text(), (out / "findings.html").read_text()
+    assert re.findall(r"<section id='([^']+)'", page) == ["li2.planted-a", "li2.planted-b"]
+    assert "ns.planted" not in page and "ns.planted" not in findings
+    assert "li2.planted-b" in findings and "2 claims: 1 pass, 1 fail" in findings
+    note = (f"{results} holds 1 other claim, not shown here: python -m verify report "
+            f"--from {results} --out DIR renders all of them.")
+    assert note in _text(page) and note in _text(findings)
+    text, findings_md = (out / "report.md").read_text(), (out / "findings.md").read_text()
+    assert "ns.planted" not in text + findings_md
+    assert f"`python -m verify report --from {results} --out DIR`" in text
+    assert f"{results} holds 1 other claim" in findings_md
+    written = json.loads((out / "results.json").read_text())
+    assert [c["id"] for c in written["claims"]] == ["li2.planted-a", "li2.planted-b"]
+    # a report of the merged file renders every claim, with nothing said to be left out
+    assert main(["report", "--from", str(results), "--out", str(tmp_path / "all")]) == 0
+    everything = (tmp_path / "all" / "index.html").read_text()
+    assert "ns.planted" in everything and "not shown here" not in everything
 
 
 def test_jupyter_representations(record):

@@ -15,6 +15,7 @@ import inspect
 import json
 import math
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -596,7 +597,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
             bar.close()
         record, written = results_record()
         write_json(record, args.json_path)
-        report = str(_write_report(record, args.report)) if args.report else None
+        report = None
+        if args.report:  # the claims this run selected, of all the merged file holds
+            from verify.report.files import shown_only
+            ran = {c.id for c in claims}
+            report = str(_write_report(
+                shown_only(record, lambda c: c["id"] in ran, source=args.json_path,
+                           command=_render_all(f"--from {shlex.quote(args.json_path)}")),
+                args.report))
         print(summary_line(records, time.monotonic() - wall_start, args.jobs, written, report),
               flush=True)
         if args.strict and any(r["verdict"] != "pass" for r in records):
@@ -694,6 +702,12 @@ def _sweep_store_env(args: argparse.Namespace) -> Iterator[None]:
                 os.environ[name] = value
 
 
+def _render_all(source: str) -> str:
+    """The command that renders every claim of a results ``source`` (``report``'s
+    arguments), named on a page that shows a selection."""
+    return f"python -m verify report {source} --out DIR"
+
+
 def _write_report(record: dict, out: str, findings: bool = False):
     from verify.report.files import write_findings, write_report
     try:
@@ -741,7 +755,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
                              f"{bad[1]})")
     check_output_path("--out", args.out, directory=True)
     try:
-        record = select_claims(record, args.claims)
+        if args.from_store:
+            source = f"the store {store.path}"
+            everything = f"--from-store --store {shlex.quote(str(store.path))}"
+        else:
+            source, everything = args.from_path, f"--from {shlex.quote(args.from_path)}"
+        record = select_claims(record, args.claims, source=source,
+                               command=_render_all(everything))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.from_store:

@@ -4,26 +4,42 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from verify.report.findings import render_findings_html, render_findings_markdown
 from verify.report.html import render_html
 from verify.report.markdown import render_markdown
-from verify.results import write_json
+from verify.results import verdict_summary, write_json
 
 
-def select_claims(record: Mapping[str, Any], patterns: Sequence[str]) -> dict[str, Any]:
-    """The record with only the claims matching ``patterns`` (all when empty)."""
+def select_claims(record: Mapping[str, Any], patterns: Sequence[str], *,
+                  source: str | None = None, command: str | None = None) -> dict[str, Any]:
+    """The record with only the claims matching ``patterns`` (ids, aliases or globs; all
+    when empty), as :func:`shown_only` makes it."""
     if not patterns:
         return dict(record)
-    claims = [c for c in record["claims"]
-              if any(fnmatch.fnmatchcase(n, p) for p in patterns
-                     for n in (c["id"], *c.get("aliases", ())))]
-    if not claims:
+    selected = shown_only(record, lambda c: any(fnmatch.fnmatchcase(n, p) for p in patterns
+                                                for n in (c["id"], *c.get("aliases", ()))),
+                          source=source, command=command)
+    if not selected["claims"]:
         raise ValueError(f"--claims: no claim in the results matches {', '.join(patterns)}")
-    return {**record, "claims": claims}
+    return selected
+
+
+def shown_only(record: Mapping[str, Any], keep: Callable[[Mapping[str, Any]], bool], *,
+               source: str | None = None, command: str | None = None) -> dict[str, Any]:
+    """The record with only the claims ``keep`` accepts, its summary recounted. When claims
+    are left out, ``not_shown`` says how many, from where (``source``, e.g. the results
+    file) and the ``command`` that renders all of them, so every page names what it omits."""
+    claims = [c for c in record["claims"] if keep(c)]
+    out = {k: v for k, v in record.items() if k != "not_shown"}
+    out.update(summary=verdict_summary(claims), claims=claims)
+    others = len(record["claims"]) - len(claims)
+    if others:
+        out["not_shown"] = {"claims": others, "source": source, "command": command}
+    return out
 
 
 def _out_dir(out: str | Path) -> Path:

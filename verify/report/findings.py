@@ -18,8 +18,10 @@ from typing import Any
 
 from verify.diagnosis import decisive_item
 from verify.references import contradicts, summary_text
-from verify.report.html import (_e, _verdict, diagnosis, page_head, paper_size,
-                                 reading_verdict, readings, reproduce_command, run_meta, short)
+from verify.report.html import (_e, _verdict, diagnosis, not_shown_html, page_head,
+                                 paper_size, reading_verdict, readings, reproduce_command,
+                                 run_meta, short)
+from verify.report.markdown import not_shown_markdown
 from verify.report.mathml import prose, prose_markdown
 
 TITLE = "Findings"
@@ -264,7 +266,8 @@ def render_findings_html(record: Mapping[str, Any], *, title: str = TITLE) -> st
     none = _none_text(claims, "")
     parts = [page_head(title), f"<h1>{_e(title)}</h1>", run_meta(record.get("run", {})),
              f"<p>{_e(_counts_text(total))}. Every claim's evidence, derivations and "
-             "negative control: <a href=index.html>the full report</a>.</p>", table]
+             "negative control: <a href=index.html>the full report</a>.</p>",
+             not_shown_html(record), table]
     if none:
         parts.append(f"<p><b>{_e(none)}</b></p>")
     for paper in counts:
@@ -320,7 +323,7 @@ def render_findings_markdown(record: Mapping[str, Any], *, title: str = TITLE) -
              f"{run.get('seed', '')}; code {git.get('revision', 'unknown')}"
              f"{' (dirty)' if git.get('dirty') else ''}. The full report: `index.html` / "
              "`report.md`.", "",
-             f"{_counts_text(total)}.", "",
+             f"{_counts_text(total)}.", "", *not_shown_markdown(record),
              "| paper | claims | " + " | ".join(columns) + " |",
              "|---|---|" + "---|" * len(columns)]
     lines += [f"| {p} | {sum(per.values())} | " + " | ".join(str(per.get(v, 0))

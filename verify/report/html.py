@@ -547,6 +547,28 @@ def run_meta(run: Mapping[str, Any]) -> str:
             f"; {_e(versions)}</p>")
 
 
+def not_shown(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What a page rendered from a selection leaves out (``record["not_shown"]``,
+    :func:`verify.report.files.shown_only`): the sentence saying how many claims and where,
+    and the command that renders them all ("" when none is known); None for a whole file."""
+    info = record.get("not_shown")
+    if not info:
+        return None
+    n = info["claims"]
+    return (f"{info.get('source') or 'The results'} holds {n} other claim"
+            f"{'s' if n != 1 else ''}, not shown here", info.get("command") or "")
+
+
+def not_shown_html(record: Mapping[str, Any]) -> str:
+    """:func:`not_shown` as a paragraph ("" for a whole file)."""
+    left_out = not_shown(record)
+    if left_out is None:
+        return ""
+    text, command = left_out
+    return (f"<p class=not-shown><b>{_e(text)}</b>"
+            + (f": <code>{_e(command)}</code> renders all of them" if command else "") + ".</p>")
+
+
 def render_html(record: Mapping[str, Any], *, title: str = "Claim verification report") -> str:
     """The whole report for a results record (``schema_version`` 1)."""
     claims = record["claims"]
@@ -558,9 +580,11 @@ def render_html(record: Mapping[str, Any], *, title: str = "Claim verification r
     counts = ", ".join(f"{n} {v}" for v, n in record.get("summary", {}).items() if n)
     shown: dict[str, str] = {}
     return (
-        page_head(title) + f"<h1>{_e(title)}</h1>{run_meta(run)}<p>{len(claims)} claims: "
+        page_head(title) + f"<h1>{_e(title)}</h1>{run_meta(run)}<p>{len(claims)} claim"
+        f"{'s' if len(claims) != 1 else ''}: "
         f"{_e(counts)} &middot; <a href=findings.html>findings per paper</a>.</p>"
-        "<table><tr><th>claim</th><th>paper</th><th>verdict</th><th>diagnosis</th>"
+        + not_shown_html(record)
+        + "<table><tr><th>claim</th><th>paper</th><th>verdict</th><th>diagnosis</th>"
         f"<th>time</th></tr>{summary}</table>"
         + "".join(claim_section(c, shown) for c in claims)
         + "</body></html>\n")

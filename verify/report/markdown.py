@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
-                                 printed_diagnosis, reading_diagnosis, reading_verdict,
-                                 readings, reproduce_command, short)
+                                 not_shown, printed_diagnosis, reading_diagnosis,
+                                 reading_verdict, readings, reproduce_command, short)
 from verify.references import summary_text
 from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
@@ -110,13 +110,22 @@ def _value(value: Any) -> str:
     return _cell(f"{label}${latex}$")
 
 
+def not_shown_markdown(record: Mapping[str, Any]) -> list[str]:
+    """:func:`verify.report.html.not_shown` as a paragraph's lines ([] for a whole file)."""
+    left_out = not_shown(record)
+    if left_out is None:
+        return []
+    text, command = left_out
+    return [f"**{text}**" + (f": `{command}` renders all of them" if command else "") + ".", ""]
+
+
 def render_markdown(record: Mapping[str, Any], *, figures_dir: str = "figures",
                     title: str = "Claim verification report") -> tuple[str, dict[str, str]]:
     """The Markdown text and the SVG files it links to (``{file name: svg}``)."""
     files: dict[str, str] = {}
     claims = record["claims"]
-    lines = [f"# {title}", "", "| claim | paper | verdict | diagnosis | time |",
-             "|---|---|---|---|---|"]
+    lines = [f"# {title}", "", *not_shown_markdown(record),
+             "| claim | paper | verdict | diagnosis | time |", "|---|---|---|---|---|"]
     lines += [f"| [{c['id']}](#{c['id'].replace('.', '')}) | {c['paper']} | {c['verdict']} | "
               f"{_cell(diagnosis(c))} | {c['seconds']:.2f} s |" for c in claims]
     lines.append("")
