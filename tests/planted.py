@@ -113,15 +113,24 @@ def square_check(run) -> Iterator:
                    parameters={"n": n})
 
 
-def make_square_bound(claim_id: str = "test.square-bound", *, assumption: bool = True) -> Claim:
+def square_bound_short(n):
+    """:math:`2^n - 20`: below :math:`n^2` for n <= 5, so the claim fails inside its
+    assumption n >= 4 (at n = 4 and 5) and at every n outside it."""
+    return 2.0 ** n - 20
+
+
+def make_square_bound(claim_id: str = "test.square-bound", *, assumption: bool = True,
+                      bound: Callable = square_bound) -> Claim:
     r""":math:`n^2 \le 2^n` for :math:`n \ge 4` (and n = 1, 2). Dropping the assumption
-    :math:`n\ge4` plants a false claim whose only counterexample is n = 3."""
+    :math:`n\ge4` plants a false claim whose only counterexample is n = 3; with
+    ``square_bound_short`` the minimal counterexample is n = 1 outside the assumption and
+    n = 4 inside it."""
     assumptions = (Assumption("n >= 4", "the bound is claimed for n >= 4",
                               lambda p: p["n"] >= 4),) if assumption else ()
     return Claim(id=claim_id, paper="planted", kind="lemma", title="n^2 <= 2^n",
                  source="tests", statement=r"n^2 \le 2^n", reading="as stated",
                  parameters={"quick": {"n": 5}, "full": {"n": 20}},
-                 stated={"bound": square_bound}, check=square_check,
+                 stated={"bound": bound}, check=square_check,
                  control=NegativeControl("bound n", {"bound": lambda n: float(n)}),
                  assumptions=assumptions, space={"n": IntRange(1, 12)})
 

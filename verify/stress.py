@@ -23,6 +23,14 @@ Every configuration is run once (results are cached by configuration), so hypoth
 replay and its shrinking do not repeat work; after ``budget * SHRINK_FACTOR`` runs, unseen
 configurations are no longer run, which ends shrinking at the smallest failure found so far.
 The search explores the whole budget first (the regime map), then shrinks the first failure.
+When a failure inside the assumptions was found, only failures inside them count while
+shrinking (in every mode): a smaller case outside would hide the one that contradicts the claim.
+
+A search that stops early says why in :attr:`StressReport.stopped`: its ``time_limit`` ran out
+(no new configuration starts after it; the one running finishes), the shrinking cap was
+reached, or it was interrupted (``KeyboardInterrupt``). It keeps what it found so far; after an
+interruption the failure it reports is ``unconfirmed`` (no re-check runs). ``checkpoint``
+receives the report after every run, so a caller can write it as it grows.
 """
 from __future__ import annotations
 
@@ -31,7 +39,7 @@ import math
 import shlex
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +82,7 @@ class Counterexample:
     config: dict[str, Any]
     inside: bool
     verdict: Verdict
-    status: str  # genuine | potential | numerical
+    status: str  # genuine | potential | numerical | unconfirmed (interrupted)
     failed: tuple[str, ...]
     rechecks: tuple[dict[str, Any], ...]
     reproduce: str
@@ -97,6 +105,7 @@ class StressReport:
     counterexample: Counterexample | None = None
     note: str = ""
     seconds: float = 0.0
+    stopped: str = ""  # why the search ended before its course ("" when it ran it)
 
     def coverage(self) -> dict[str, dict[str, int]]:
         """How often each value (or bin) of each dimension was exercised."""
@@ -122,6 +131,7 @@ class StressReport:
         return {"claim": self.claim_id, "mode": self.mode, "budget": self.budget,
                 "seed": self.seed, "dtype": self.dtype, "runs": len(self.points),
                 "seconds": round(self.seconds, 3), "note": self.note,
+                "stopped": self.stopped or None,
                 "counterexample": self.counterexample.as_record() if self.counterexample
                 else None,
                 "coverage": self.coverage(), "regime_map": self.regime_map(),
@@ -202,11 +212,13 @@ def reproduce_line(claim_id: str, config: Mapping[str, Any], dtype: str,
 def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
            fidelity: str = "quick", dtype: str = "float64", device: str = "cpu",
            progress: Callable[[str], None] | None = None,
-           modules: Sequence[str] = ()) -> StressReport:
+           modules: Sequence[str] = (), time_limit: float | None = None,
+           checkpoint: Callable[[StressReport], None] | None = None) -> StressReport:
     """Search ``claim``'s space for the configuration that breaks it (see the module doc).
 
     ``modules``: the ``--module`` arguments that registered the claim, repeated in the
-    counterexample's reproduce line."""
+    counterexample's reproduce line. ``time_limit``: wall seconds after which no new
+    configuration is run. ``checkpoint``: called with the report after every run."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
     from hypothesis import seed as hypothesis_seed
     from hypothesis.errors import Unsatisfiable
@@ -215,16 +227,28 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
         raise ValueError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
     if not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget: {budget!r} must be a positive integer")
+    if time_limit is not None and not 0 < time_limit < math.inf:
+        raise ValueError(f"time_limit: {time_limit!r} must be a finite number of seconds > 0 "
+                         f"(None: no limit)")
     space = space_of(claim)
     report = StressReport(claim.id, mode, budget, seed, dtype)
     cache: dict[str, tuple[ClaimResult, Point]] = {}
     start = time.perf_counter()
+    cap = budget * (1 + SHRINK_FACTOR)
 
     def evaluate(config: dict[str, Any]) -> tuple[ClaimResult, Point] | None:
         key = _key(config)
         if key in cache:
             return cache[key]
-        if len(cache) >= budget * (1 + SHRINK_FACTOR):
+        if len(cache) >= cap:
+            report.stopped = report.stopped or (
+                f"shrinking reached the cap of {cap} runs (budget {budget} x "
+                f"{1 + SHRINK_FACTOR}): the failure shown is the smallest found by then")
+            return None
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            report.stopped = report.stopped or (
+                f"time limit of {time_limit:g} s reached after {len(cache)} runs: what is "
+                f"shown is what was found by then")
             return None
         overrides = {k: v for k, v in config.items() if k != "seed"}
         result = run_claim(claim, fidelity=fidelity, device=device, dtype=dtype,
@@ -236,6 +260,9 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
         report.points.append(point)
         if progress:
             progress(f"[{len(cache)}] {point.verdict.value:<12} {dict(config)}")
+        if checkpoint:
+            report.seconds = time.perf_counter() - start
+            checkpoint(report)
         return cache[key]
 
     class Found(Exception):
@@ -243,7 +270,7 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
 
     last_failure: dict[str, Any] = {}
 
-    def make_search(shrink: bool):
+    def make_search(shrink: bool, inside_only: bool = False):
         @hypothesis_seed(seed)
         @settings(max_examples=budget, database=None, deadline=None,
                   phases=(Phase.generate, Phase.target) + ((Phase.shrink,) if shrink else ()),
@@ -263,7 +290,7 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
             if point.worst_ratio > 0:
                 target(min(math.log10(point.worst_ratio), 300.0),
                        label="log10(discrepancy / tolerance)")
-            if shrink and point.verdict in FAILING:
+            if shrink and point.verdict in FAILING and (point.inside or not inside_only):
                 last_failure["config"] = dict(config)
                 raise Found(point.verdict.value)
         return search
@@ -271,21 +298,46 @@ def stress(claim: Claim, *, budget: int = 20, mode: str = "both", seed: int = 0,
     # Explore first (the regime map wants the whole budget, not a stop at the first failure),
     # then search again with failures raised: the same seed replays the exploration from the
     # cache up to its first failure, which hypothesis then shrinks.
+    interrupted = False
     try:
         make_search(shrink=False)()
         if any(p.verdict in FAILING and (mode != "inside" or p.inside) for p in report.points):
-            make_search(shrink=True)()
+            make_search(shrink=True, inside_only=any(p.verdict in FAILING and p.inside
+                                                     for p in report.points))()
     except Found:
         pass
     except Unsatisfiable:
         report.note = f"no configuration of the space is {mode} the assumptions"
-    if "config" in last_failure:
-        result, point = cache[_key(last_failure["config"])]
-        report.counterexample = _confirm(claim, result, point, fidelity=fidelity,
-                                         dtype=dtype, device=device, seed=seed,
-                                         modules=modules)
+    except KeyboardInterrupt as exc:
+        interrupted = True
+        why = exc.args[0] if exc.args else "Ctrl-C"
+        report.stopped = (f"interrupted ({why}) after {len(report.points)} runs: the failure "
+                          f"shown, if any, is the smallest found by then, not re-checked")
+    failure = cache[_key(last_failure["config"])] if "config" in last_failure \
+        else _first_failure(cache.values(), mode)
+    if failure is not None:
+        result, point = failure
+        report.counterexample = (_unconfirmed(claim, point, modules) if interrupted else
+                                 _confirm(claim, result, point, fidelity=fidelity,
+                                          dtype=dtype, device=device, seed=seed,
+                                          modules=modules))
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _first_failure(outcomes: Iterable[tuple[ClaimResult, Point]],
+                   mode: str) -> tuple[ClaimResult, Point] | None:
+    """The first failing run, inside the assumptions if any failed there: the counterexample
+    of a search stopped before it shrank one."""
+    failing = [(r, p) for r, p in outcomes
+               if p.verdict in FAILING and (p.inside or mode != "inside")]
+    return next((o for o in failing if o[1].inside), failing[0] if failing else None)
+
+
+def _unconfirmed(claim: Claim, point: Point, modules: Sequence[str]) -> Counterexample:
+    return Counterexample(dict(point.config), point.inside, point.verdict, "unconfirmed",
+                          point.failed, (), reproduce_line(claim.id, point.config, "float64",
+                                                           modules))
 
 
 def _confirm(claim: Claim, result: ClaimResult, point: Point, *, fidelity: str, dtype: str,

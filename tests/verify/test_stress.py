@@ -2,7 +2,11 @@
 must be found and shrunk to their known minimal case; planted true claims must give none."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import signal
+import time
 
 import pytest
 
@@ -15,6 +19,7 @@ from tests.planted import (
     make_harmonic,
     make_square_bound,
     planted,
+    square_bound_short,
 )
 from verify import registry
 from verify.cli import main
@@ -35,7 +40,6 @@ def test_wrong_exponent_is_shrunk_to_n_2_and_confirmed_exactly():
     report = stress(claim, budget=20)
     assert report.counterexample.config == {"n": 2, "seed": 0}
     assert report.counterexample.status == "genuine"
-    import dataclasses
     exact = dataclasses.replace(claim, recheck=exact_cubes_recheck)
     cx = stress(exact, budget=20).counterexample
     assert [r["how"] for r in cx.rechecks] == ["float64 rerun", "exact re-check"]
@@ -49,6 +53,64 @@ def test_dropped_assumption_is_found_at_n_3_and_respected_when_present():
     assert stress(kept, budget=40, mode="inside").counterexample is None
     outside = stress(kept, budget=40, mode="outside").counterexample
     assert outside.config == {"n": 3} and not outside.inside
+
+
+def test_a_failure_inside_the_assumptions_is_shrunk_before_smaller_ones_outside():
+    # n = 1..3 fail outside the assumption n >= 4, and n = 4, 5 inside it
+    claim = make_square_bound(bound=square_bound_short)
+    both = stress(claim, budget=40, mode="both").counterexample
+    assert both.config == {"n": 4} and both.inside and both.status == "genuine"
+    outside = stress(claim, budget=40, mode="outside").counterexample
+    assert outside.config == {"n": 1} and not outside.inside
+
+
+def test_a_time_limit_stops_the_search_and_keeps_what_it_found():
+    report = stress(make_gauss_spaced(stated=gauss_off_by_one), budget=20, time_limit=0.5,
+                    checkpoint=lambda report: time.sleep(0.2))
+    assert report.stopped.startswith(f"time limit of 0.5 s reached after {len(report.points)} "
+                                     f"runs")
+    assert 1 <= len(report.points) < 20
+    assert report.counterexample.status == "genuine"  # a time limit still re-checks
+    with pytest.raises(ValueError, match="time_limit"):
+        stress(make_cubes(), time_limit=0)
+
+
+def test_an_interrupted_search_keeps_its_failures_unconfirmed():
+    def interrupt_at_the_third_run(report):
+        if len(report.points) == 3:
+            raise KeyboardInterrupt("SIGTERM")
+
+    report = stress(make_gauss_spaced(stated=gauss_off_by_one), budget=20,
+                    checkpoint=interrupt_at_the_third_run)
+    assert len(report.points) == 3 and "interrupted (SIGTERM) after 3 runs" in report.stopped
+    cx = report.counterexample
+    assert cx.status == "unconfirmed" and cx.rechecks == ()
+    assert cx.config in [p.config for p in report.points]
+
+
+def test_cli_stress_killed_by_sigterm_prints_and_writes_what_it_found(tmp_path, capsys):
+    out = tmp_path / "stress.json"
+    seen = []
+    claim = make_gauss_spaced(stated=gauss_off_by_one)
+    handler = signal.getsignal(signal.SIGTERM)
+
+    def check(run):
+        seen.append(json.loads(out.read_text()) if out.exists() else None)
+        if len(seen) == 3:  # as `timeout` does to the search
+            os.kill(os.getpid(), signal.SIGTERM)
+        yield from claim.check(run)
+
+    with planted(dataclasses.replace(claim, check=check)):
+        assert main(["stress", claim.id, "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "  stopped early: interrupted (SIGTERM) after 2 runs" in text
+    assert "smallest counterexample so far (unconfirmed, inside the assumptions)" in text
+    assert seen[0] is None and seen[2]["run"]["in_progress"] == "2 runs so far"
+    assert len(seen[2]["points"]) == 2
+    record = json.loads(out.read_text())
+    assert "in_progress" not in record["run"] and record["stopped"].startswith("interrupted")
+    assert record["counterexample"]["status"] == "unconfirmed"
+    assert signal.getsignal(signal.SIGTERM) is handler  # put back
 
 
 @pytest.mark.parametrize("claim", [make_gauss_spaced(), make_cubes()], ids=lambda c: c.id)
