@@ -191,7 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_stress.add_argument("--threads", type=thread_count, default=None, metavar="N",
                           help="torch intra-op CPU threads, at most 4 x the CPUs")
     p_stress.add_argument("--json", dest="json_path", default="stress.json", metavar="PATH",
-                          help="where to write the report (default stress.json)")
+                          help="where to write the report (default stress.json), rewritten "
+                               "after every run")
+    p_stress.add_argument("--time-limit", type=time_limit, default=math.inf, metavar="SECONDS",
+                          help="start no new run after SECONDS of wall time, and report what "
+                               "was found by then (default none)")
     p_sweep = add_sweep_parser(sub)
     p_reference = add_reference_parser(sub)
     for p in (p_list, p_show, p_check, p_history, p_stress, p_mutate, p_report, p_sweep,
@@ -894,6 +898,7 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
 
 def _cmd_stress(args: argparse.Namespace) -> int:
     from numerics.device import resolve_device
+    from verify.cli.stress import report_writer, sigterm_interrupts, summary
     from verify.stress import stress
 
     try:
@@ -903,46 +908,28 @@ def _cmd_stress(args: argparse.Namespace) -> int:
         raise UsageError(exc.args[0]) from None
     check_output_path("--json", args.json_path)
     _set_threads(args.threads, args.fidelity, device)
+    write = report_writer(args.json_path, run_metadata(
+        device=device, dtype=DTYPES[args.dtype], seed=args.seed, fidelity=args.fidelity))
     # the drawn configurations are explored once: their training grids (run.sweep) are not
     # stored, so a search does not fill the user's results store
     from verify.store import ENV
     previous = os.environ.get(ENV)
     os.environ[ENV] = "off"
     try:
-        report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
-                        fidelity=args.fidelity, dtype=args.dtype, device=str(device),
-                        progress=_progress, modules=args.modules)
+        with sigterm_interrupts():
+            report = stress(claim, budget=args.budget, mode=args.mode, seed=args.seed,
+                            fidelity=args.fidelity, dtype=args.dtype, device=str(device),
+                            progress=_progress, modules=args.modules,
+                            time_limit=None if args.time_limit == math.inf
+                            else args.time_limit, checkpoint=write)
     finally:
         if previous is None:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = previous
-    print(f"{claim.id}: stress ({report.mode}), budget {report.budget}, seed {report.seed}: "
-          f"{len(report.points)} runs in {report.seconds:.1f} s")
-    if report.note:
-        print(f"  {report.note}")
-    print("regime map (pass/fail/inconclusive/error; inside/outside the assumptions):")
-    for name, bins in report.regime_map().items():
-        cells = ", ".join(
-            f"{b}: {c.get('pass', 0)}/{c.get('fail', 0)}/{c.get('inconclusive', 0)}/"
-            f"{c.get('error', 0)} ({c.get('inside', 0)} in, {c.get('outside', 0)} out)"
-            for b, c in bins.items())
-        print(f"  {name}  {cells}")
-    cx = report.counterexample
-    if cx is None:
-        print("no counterexample within the budget")
-    else:
-        where = "inside" if cx.inside else "OUTSIDE"
-        print(f"minimal counterexample ({cx.status}, {where} the assumptions): {cx.config}")
-        for item in cx.failed:
-            print(f"  failed: {item}")
-        for r in cx.rechecks:
-            print(f"  re-check: {r['how']}: {r['verdict']}")
-        print(f"  reproduce: {cx.reproduce}")
-    metadata = run_metadata(device=device, dtype=DTYPES[args.dtype], seed=args.seed,
-                            fidelity=args.fidelity)
-    path = write_json({"kind": "stress", "run": metadata, **report.as_record()}, args.json_path)
-    _progress(f"wrote {path}")
+    for line in summary(report):
+        print(line, flush=True)
+    _progress(f"wrote {write(report, in_progress=False)}")
     return EXIT_OK
 
 
