@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from verify.bounds import Bound, Footprint, value_at
 from verify.hooks import render_html
 
 if TYPE_CHECKING:
@@ -111,6 +112,13 @@ class Claim:
     equivalent_mutants: Mapping[str, str] = field(default_factory=dict)
     #: Alternative readings of open conventions, each verdicted beside the printed one.
     readings: tuple[Reading, ...] = ()
+    #: The values a parameter (dotted: a key of a nested one) may take at all, beyond its
+    #: type (:mod:`verify.bounds`): ``--set`` and ``run_claim`` refuse the rest before any
+    #: work. The stress ``space`` lies inside them.
+    bounds: Mapping[str, Bound] = field(default_factory=dict)
+    #: What the claim's sizes cost in memory and time (:class:`verify.bounds.Footprint`): an
+    #: override whose estimate exceeds the machine or the time limit is refused up front.
+    footprint: Footprint = Footprint()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -150,6 +158,19 @@ class Claim:
         if undeclared:
             raise ValueError(f"{self.id}: space dimensions {sorted(undeclared)} are not "
                              f"parameters of the claim")
+        self._check_bounds()
+
+    def _check_bounds(self) -> None:
+        """Bounds and footprint name parameters, and the declared defaults lie inside."""
+        odd = sorted(n for n in {*self.bounds, *self.footprint.names()}
+                     if n.split(".")[0] not in self.parameters["quick"])
+        if odd:
+            raise ValueError(f"{self.id}: bounds or footprint name unknown parameters {odd}")
+        for fidelity in FIDELITIES:
+            for name, bound in self.bounds.items():
+                problem = bound.problem(value_at(self.parameters[fidelity], name))
+                if problem:
+                    raise ValueError(f"{self.id}: its {fidelity} {name} {problem}")
 
     @property
     def has_own_medium(self) -> bool:

@@ -17,6 +17,7 @@ import torch
 
 from numerics.device import resolve_device, verification_precision
 from numerics.errors import Diverged
+from verify.bounds import footprint_problem, value_at
 from verify.claim import FIDELITIES, Claim, Reading, SkipClaim
 from verify.evidence import Evidence
 from verify.hooks import Sweeper
@@ -185,7 +186,10 @@ def _conform(value: Any, declared: Sequence[Any], path: str, key: str) -> Any:
             raise bad(f"{kind} (written ('a', 'b') or (1,); a single value is not split)")
         elements = [e for d in present for e in d]
         if len({_kind(e) for e in elements} - {"none"}) <= 1:  # items of one kind
-            # an empty sequence is allowed: it turns that part of a check off (tests do)
+            # an empty sequence is allowed: it turns that part of a check off (tests do),
+            # except a claim's own groups: a check over no group checks nothing
+            if not value and key == "groups" and {_kind(e) for e in elements} == {"str"}:
+                raise bad(f"{kind} of at least one group name")
             items = [_conform(v, elements, f"{path}[{i}]", key) if elements else v
                      for i, v in enumerate(value)]
         else:  # a record of positions, e.g. (group, levels)
@@ -250,16 +254,22 @@ def merge_overrides(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
     return merged
 
 
-def validate_overrides(claim: Claim, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+def validate_overrides(claim: Claim, overrides: Mapping[str, Any] | None, *,
+                       fidelity: str | None = None,
+                       time_limit: float | None = None) -> dict[str, Any]:
     """``overrides`` checked against the parameters ``claim`` declares, before any work.
 
     Each value must have the type and shape of the declared default (of either fidelity): an
     integer stays an integer (>= 1 where every declared value is >= 1, >= 0 where one is 0),
     a float is finite, a string stays a string, a tuple stays a tuple whose items have the
     declared items' type (a string is not split into letters), a dict gives the declared
-    keys; group names (``group``, ``groups``, ``*_groups``) must parse. Raises
-    :class:`ParameterError` (a ``ValueError``) with one line naming the parameter; returns
-    the overrides (sequences in the declared container type)."""
+    keys; group names (``group``, ``groups``, ``*_groups``) must parse, and ``groups`` names
+    at least one. Each value then lies inside the claim's ``bounds`` (:mod:`verify.bounds`).
+    Given the ``fidelity``, the overrides merged into its parameters must fit the claim's
+    footprint: its arrays within this machine's memory and, given ``time_limit`` (CPU
+    seconds), its work within that. Raises :class:`ParameterError` (a ``ValueError``) with
+    one line naming the parameter; returns the overrides (sequences in the declared
+    container type)."""
     if not overrides:
         return {}
     if not isinstance(overrides, Mapping):
@@ -269,13 +279,49 @@ def validate_overrides(claim: Claim, overrides: Mapping[str, Any] | None) -> dic
     for name, value in overrides.items():
         if isinstance(name, str) and "." in name:
             checked[name] = _conform_dotted(claim, name, value, known)
-            continue
-        if name not in known:
+        elif name not in known:
             raise ParameterError(f"{name!r} is not a parameter of {claim.id} (parameters: "
                                  f"{', '.join(known) or 'none'})")
-        declared = [claim.parameters[f][name] for f in FIDELITIES if name in claim.parameters[f]]
-        checked[name] = _conform(value, declared, name, name)
+        else:
+            declared = [claim.parameters[f][name] for f in FIDELITIES
+                        if name in claim.parameters[f]]
+            checked[name] = _conform(value, declared, name, name)
+        _check_bounds(claim, name, checked[name])
+    if fidelity is not None:
+        _check_footprint(claim, checked, fidelity, time_limit)
     return checked
+
+
+def _check_bounds(claim: Claim, name: str, value: Any) -> None:
+    """``value`` (the override of ``name``) inside every bound at or below ``name``."""
+    for path, bound in claim.bounds.items():
+        if path == name:
+            inner = value
+        elif path.startswith(name + "."):   # a whole dict given: its bounded keys
+            inner = value_at(value, path[len(name) + 1:])
+        else:
+            continue
+        problem = bound.problem(inner)
+        if problem:
+            why = f" ({bound.why})" if bound.why else ""
+            raise ParameterError(f"{path} {problem}, not {_short(inner)}{why}")
+
+
+def _check_footprint(claim: Claim, overrides: Mapping[str, Any], fidelity: str,
+                     time_limit: float | None) -> None:
+    """The run's arrays and work, where an override enters them, within the machine's
+    memory and ``time_limit``; else one line naming the overrides and the estimate."""
+    names = claim.footprint.names()
+    given = [k for k in overrides
+             if any(n == k or n.startswith(k + ".") or k.startswith(n + ".") for n in names)]
+    if not given:
+        return
+    params = merge_overrides(claim.parameters[fidelity], overrides)
+    problem = footprint_problem(claim.footprint, params,
+                                None if time_limit == math.inf else time_limit)
+    if problem:
+        shown = ", ".join(f"{k}={_short(overrides[k])}" for k in given)
+        raise ParameterError(f"{shown} at {fidelity} fidelity {problem}")
 
 
 def check_seed(seed: Any) -> int:
@@ -435,7 +481,8 @@ def run_claim(
     else:
         dt = parse_dtype(dtype)
     try:
-        overrides = validate_overrides(claim, overrides)
+        overrides = validate_overrides(claim, overrides, fidelity=fidelity,
+                                       time_limit=time_limit)
     except ParameterError as exc:
         raise ParameterError(f"overrides: {exc}") from None
     dev = device if isinstance(device, torch.device) else resolve_device(device)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 
 class UsageError(Exception):
     """Bad input from the user: reported on one line, exit code 2."""
@@ -12,6 +13,21 @@ class UsageError(Exception):
 #: The most torch threads --threads accepts: 4 x the machine's CPUs (more only wait on
 #: each other, and a typo such as 100000 would start that many).
 MAX_THREADS = 4 * (os.cpu_count() or 1)
+
+
+#: ``A**B`` of two integers, as a size is written (``2**18``, ``10**9``).
+_POWER = re.compile(r"\s*(\d{1,6})\s*\*\*\s*(\d{1,3})\s*")
+
+
+def integer_power(text: str) -> int | None:
+    """The integer that ``A**B`` names (None for other text). Python's literal syntax has no
+    powers, but sizes are written so; A < 10**6 and B < 1000 keep it instant.
+
+    >>> integer_power("10**9"), integer_power("2 ** 18"), integer_power("2**x")
+    (1000000000, 262144, None)
+    """
+    match = _POWER.fullmatch(text)
+    return int(match[1]) ** int(match[2]) if match else None
 
 
 def positive_int(text: str) -> int:

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 from verify import registry
 from verify.claim import FIDELITIES
-from verify.cli.arguments import UsageError, positive_int, thread_count, time_limit
+from verify.cli.arguments import (UsageError, integer_power, positive_int, thread_count,
+                                  time_limit)
 from verify.cli.plain_math import readable, wrapped
 from verify.metadata import git_revision, package_versions, run_metadata
 from verify.diagnosis import diagnose, diagnosed
@@ -219,15 +220,20 @@ def _assignment(text: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
     if value.strip().lower() in _FLOAT_WORDS:
         return name, _FLOAT_WORDS[value.strip().lower()]
+    power = integer_power(value)
+    if power is not None:
+        return name, power
     try:
         return name, ast.literal_eval(value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return name, value  # a bare word such as Z4
 
 
-def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object]:
+def _overrides(claim, assignments: list[tuple[str, object]], fidelity: str,
+               time_limit: float) -> dict[str, object]:
     """The --set assignments for ``claim``, checked by :func:`validate_overrides` (the check
-    ``run_claim`` makes), so a bad value is refused before any claim runs."""
+    ``run_claim`` makes: types, bounds, and memory and work at ``fidelity`` within this
+    machine and ``time_limit``), so a bad value is refused before any claim runs."""
     seen: dict[str, object] = {}
     for name, value in assignments:
         if name in seen:
@@ -235,7 +241,7 @@ def _overrides(claim, assignments: list[tuple[str, object]]) -> dict[str, object
                              f"give each parameter once")
         seen[name] = value
     try:
-        return validate_overrides(claim, seen)
+        return validate_overrides(claim, seen, fidelity=fidelity, time_limit=time_limit)
     except ParameterError as exc:
         raise UsageError(f"--set: {exc} ({claim.id})") from None
 
@@ -483,7 +489,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         claims = registry.select(args.patterns)
     except registry.UnknownClaim as exc:
         raise UsageError(exc.args[0]) from None
-    all_overrides = [_overrides(claim, args.assignments) for claim in claims]
+    limit = TIME_LIMITS[args.fidelity] if args.time_limit is None else args.time_limit
+    all_overrides = [_overrides(claim, args.assignments, args.fidelity, limit)
+                     for claim in claims]
     _check_backend(args)
     check_output_path("--json", args.json_path)
     if args.report:
@@ -573,7 +581,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 write_json(results_record(f"{done} of {len(claims)} claims finished")[0],
                            args.json_path)
 
-        limit = TIME_LIMITS[args.fidelity] if args.time_limit is None else args.time_limit
         limit = None if math.isinf(limit) else limit
         if pooled and pending:
             from verify.check_pool import ClaimTask, run_claims_in_pool

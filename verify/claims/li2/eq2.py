@@ -29,6 +29,7 @@ from verify import (
     symbolic_identity,
 )
 from verify.arrays import eye, ones, transpose
+from verify.bounds import Footprint, minimum
 from verify.claims.li2 import PAPER
 
 
@@ -115,6 +116,12 @@ CLAIM = register(Claim(
     control=NegativeControl("centring dropped: G_F = (Y - FV)V^T", {"G_F": uncentred_G_F}),
     # Up to the paper's Fig. 3 sizes (n = 2016, K = 2048, M = 71); the symbolic route's
     # entries grow as n K M, so its sizes stay small.
-    space={"n": IntRange(1, 2016), "K": IntRange(1, 2048), "M": IntRange(1, 71),
-           "symbolic_size.n": IntRange(1, 4), "symbolic_size.K": IntRange(1, 3), "seed": SEED},
+    space={"n": IntRange(2, 2016), "K": IntRange(1, 2048), "M": IntRange(2, 71),
+           "symbolic_size.n": IntRange(2, 4), "symbolic_size.K": IntRange(1, 3), "seed": SEED},
+    bounds={**{f"{at}n": minimum(2, "P_1^perp of one sample is 0: both sides vanish")
+               for at in ("", "symbolic_size.")},
+            **{f"{at}M": minimum(2, "one class makes Y constant: nothing to learn")
+               for at in ("", "symbolic_size.")}},
+    # the centring P_1^perp is n x n, beside F, Y and V
+    footprint=Footprint(memory=(("n", "n"), ("n", "K"), ("n", "M"), ("K", "M"))),
 ))

@@ -44,6 +44,7 @@ from verify import (
     Run,
     register,
 )
+from verify.bounds import distinct
 from verify.claims.li2 import PAPER
 from verify.claims.li2._lr_solutions import (
     energy_gap_evidence,
@@ -151,5 +152,6 @@ CLAIM = register(Claim(
     space={"training.K": Choice((48, 64, 96)), "training.eta": LogUniform(2e-3, 5e-3),
            "training.lrs": Choice(((0.01, 0.03, 0.3), (0.01, 0.1), (0.003, 0.01, 0.03))),
            "training.seeds": Choice((tuple(range(8)), tuple(range(8, 16)), (0, 1, 2, 3)))},
+    bounds={"training.lrs": distinct()},
     tags=("training",),
 ))

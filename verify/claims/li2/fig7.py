@@ -45,6 +45,7 @@ from verify import (
     Run,
     register,
 )
+from verify.bounds import distinct
 from verify.claims.li2 import PAPER
 from verify.claims.li2._lr_solutions import (
     energy_gap_evidence,
@@ -154,5 +155,6 @@ CLAIM = register(Claim(
            "training.lrs": Choice(((0.01, 0.03, 0.3), (0.003, 0.01, 0.03),
                                    (0.3, 0.03, 0.01))),
            "training.seeds": Choice((tuple(range(8)), tuple(range(8, 16)), (0, 1, 2, 3)))},
+    bounds={"training.lrs": distinct()},
     tags=("training",),
 ))

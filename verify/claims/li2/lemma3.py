@@ -46,6 +46,7 @@ from verify import (
     symbolic_identity,
 )
 from verify.arrays import exp
+from verify.bounds import Footprint, minimum
 from verify.claims.li2 import PAPER
 
 
@@ -154,4 +155,8 @@ CLAIM = register(Claim(
     space={"order": IntRange(2, 6),
            "rhos": Choice(tuple([r] for r in (-1.0, -0.9, -0.5, 0.0, 0.3, 0.7, 0.95, 1.0))),
            "seed": SEED},
+    bounds={"samples": minimum(2, "a standard error needs two samples")},
+    # the Monte Carlo draws in chunks: memory stays flat; each sample of each rho costs at
+    # least order^2 products of the Hermite functions
+    footprint=Footprint(work=(("rhos", "samples", "order", "order"),)),
 ))

@@ -30,6 +30,7 @@ from verify import (
     symbolic_identity,
 )
 from verify.arrays import exp
+from verify.bounds import Footprint, minimum, positive
 from verify.claims.li2 import PAPER
 
 
@@ -94,4 +95,10 @@ CLAIM = register(Claim(
     # The grid's half-width in t (at most 1.5, the Monte Carlo's CLT limit above) and the
     # Taylor order: the lemma holds for every real t.
     space={"t_max": LogUniform(0.05, 1.5), "series_order": IntRange(2, 16), "seed": SEED},
+    bounds={"t_max": positive("the grid runs over [-t_max, t_max]: at t = 0 every "
+                              "formula with value 1 holds"),
+            "samples": minimum(2, "a standard error needs two samples")},
+    # the Monte Carlo mean draws its samples in chunks: memory stays flat, time grows as
+    # one exp per grid point and sample
+    footprint=Footprint(work=(("t_points", "samples"),)),
 ))

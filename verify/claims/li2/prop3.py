@@ -60,6 +60,7 @@ from verify import (
     unit_roundoff,
 )
 from verify.claims.li2 import PAPER
+from verify.claims.li2._flow_step import STEP_SAFETY
 from verify.claims.li2._stage1 import record_data_assumptions
 
 
@@ -367,4 +368,5 @@ CLAIM = register(Claim(
     # and the initial scale alpha (the proposition holds for any V0).
     space={"flow.singular_values": Choice(_STRESS_SPECTRA), "flow.n": IntRange(7, 40),
            "flow.M": IntRange(2, 9), "flow.alpha": LogUniform(1e-3, 1.0), "seed": SEED},
+    bounds={"flow.step_safety": STEP_SAFETY},
 ))

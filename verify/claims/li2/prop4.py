@@ -51,7 +51,9 @@ from verify import (
     unit_roundoff,
 )
 from verify.arrays import eye, inv, transpose
+from verify.bounds import positive
 from verify.claims.li2 import PAPER
+from verify.claims.li2._flow_step import STEP_SAFETY
 
 # --- the paper's formulas (sympy matrices and torch tensors alike) ---------------------------
 
@@ -483,4 +485,7 @@ CLAIM = register(Claim(
     # property cases and the K > n rate case.
     space={"numeric.eta": LogUniform(1e-2, 3.0), "numeric.K": IntRange(1, 24),
            "numeric.M": IntRange(2, 8), "seed": SEED},
+    bounds={"numeric.eta": positive("the fixed point is weight decay's: at eta = 0, "
+                                    "P_eta = 0 and G* = 0, which the statement excludes"),
+            "numeric.step_safety": STEP_SAFETY},
 ))

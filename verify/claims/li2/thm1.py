@@ -52,6 +52,7 @@ from verify import (
     unit_roundoff,
 )
 from verify.arrays import elementwise, gate, transpose
+from verify.bounds import positive
 from verify.claims.li2 import PAPER
 
 # The derivations are pure functions of (sizes, activation) and do not involve the stated
@@ -294,4 +295,5 @@ CLAIM = register(Claim(
            "ascent_activations": Choice((("x2",), ("tanh",), ("silu",), ("x2", "tanh", "silu"),
                                          ("sigmoid",), ("relu",))),
            "seed": SEED},
+    bounds={"lr_factor": positive("the step lr_factor / L ascends only for lr_factor > 0")},
 ))

@@ -68,6 +68,7 @@ from verify import (
     symbolic_identity,
     undecided,
 )
+from verify.bounds import positive
 from verify.claims.li2 import PAPER
 from verify.claims.li2._sign_rule import flipped_sign, stated_sign
 
@@ -397,4 +398,5 @@ CLAIM = register(Claim(
            "net.M": IntRange(5, 13), "net.K": IntRange(4, 48),
            "net.eta": LogUniform(1e-5, 1e-1), "net.fraction": Choice((0.3, 0.5, 0.8, 1.0)),
            "seed": SEED},
+    bounds={"net.eta": positive("B = (F^T F + eta I)^-1 exists for every F only at eta > 0")},
 ))

@@ -81,6 +81,7 @@ from verify import (
     undecided,
 )
 from verify.arrays import eye, inv, transpose
+from verify.bounds import interval
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
 from verify.claims.li2._sign_rule import flipped_sign, stated_sign
@@ -684,5 +685,7 @@ CLAIM = register(Claim(
            "lr": LogUniform(3e-4, 1.0), "weight_decay": LogUniform(3e-4, 1e-2),
            "seeds": Choice(((0, 1, 2), (3, 4, 5), (6, 7, 8))),
            "relu": Choice(({"checkpoints": ()}, {"checkpoints": (100, 350, 700)}))},
+    bounds={"threshold": interval(0, 1, "[)", "similar means cos > threshold: below 0 "
+                                  "every pair is similar, from 1 none is")},
     tags=("training",),
 ))
