@@ -31,7 +31,11 @@ The pieces, by what a claim author reaches for:
   store and Dask of :mod:`verify.sweep`); :func:`batched` marks a point function that takes
   a chunk of points;
 * derivations (from ``theory``): :class:`Derivation`, :class:`Step`;
-* running: :func:`run_claim`, :class:`ClaimResult`, :class:`Verdict`.
+* running: :func:`run_claim`, :class:`ClaimResult`, :class:`Verdict`;
+* finding a claim: :func:`get_claim` (``get_claim("li2.thm2")``: a built-in claim, or one
+  registered, by id or alias; the built-in claims load on its first use, not on
+  ``import verify``). In Jupyter, ``import verify.report`` once, and claims and results show
+  themselves with the report's look (``docs/notebook.ipynb``).
 
 Formulas that must evaluate on sympy matrices and torch tensors alike use
 :mod:`verify.arrays` (``inv``, ``transpose``, ``eye``, ...), the one public submodule.
@@ -93,6 +97,7 @@ from verify.evidence import (
 )
 from verify.plots import Heatmap, Plot, Reference
 from verify.points import batched
+from verify.registry import get as get_claim
 from verify.registry import register
 from verify.results import ClaimResult
 from verify.run import Run
@@ -129,7 +134,7 @@ __all__ = [
     "Step", "Tolerance", "TrendFit", "Verdict",
     "arrays", "at_least", "at_most", "batched", "bonferroni_z", "case_orders", "compare",
     "compare_cases", "conditioned", "draw", "equally_spaced", "fit_trend", "flow_limits",
-    "geometric_grid", "geometric_tail", "ladder", "ladder_compare", "ladder_tolerance",
+    "geometric_grid", "geometric_tail", "get_claim", "ladder", "ladder_compare", "ladder_tolerance",
     "level_errors", "limit_evidence", "monte_carlo", "order_along", "order_evidence",
     "pair_estimates", "register", "resolved_records", "roundoff", "roundoff_floors",
     "run_claim", "strategy", "symbolic_identity", "to_json_value", "trend_evidence",

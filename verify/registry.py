@@ -1,4 +1,9 @@
-"""The claim registry: ids (and aliases) to claims, and selection by id or glob."""
+"""The claim registry: ids (and aliases) to claims, and selection by id or glob.
+
+A lookup that finds nothing loads the built-in claims first (:func:`load_builtin_claims`), once:
+``get("li2.thm2")`` works in a fresh interpreter, and ``import verify`` stays cheap (it imports
+no claim).
+"""
 from __future__ import annotations
 
 import fnmatch
@@ -6,13 +11,18 @@ import importlib
 import os
 import pkgutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from verify.claim import Claim
 
 _CLAIMS: dict[str, Claim] = {}
 _ALIASES: dict[str, str] = {}
+#: The built-in modules that failed to import, by :func:`load_builtin_claims`'s last call;
+#: None until it has run.
+_BUILTIN_FAILURES: dict[str, str] | None = None
+_Found = TypeVar("_Found")
 
 
 class UnknownClaim(LookupError):
@@ -49,6 +59,7 @@ def load_builtin_claims() -> dict[str, str]:
     """
     import verify.claims as package
 
+    global _BUILTIN_FAILURES
     failures: dict[str, str] = {}
     for info in pkgutil.walk_packages(package.__path__, prefix="verify.claims.",
                                       onerror=lambda name: failures.setdefault(name, "")):
@@ -56,7 +67,26 @@ def load_builtin_claims() -> dict[str, str]:
             importlib.import_module(info.name)
         except Exception as exc:  # noqa: BLE001 - reported to the user, the rest still load
             failures[info.name] = f"{type(exc).__name__}: {exc}"
+    _BUILTIN_FAILURES = failures
     return failures
+
+
+def _with_builtins(find: Callable[[], _Found]) -> _Found:
+    """``find()``; when it finds nothing and the built-in claims were never loaded, loaded
+    first and tried again."""
+    found = find()
+    if not found and _BUILTIN_FAILURES is None:
+        load_builtin_claims()
+        found = find()
+    return found
+
+
+def _unknown(what: str) -> UnknownClaim:
+    """The error for ``what``, naming the built-in modules that failed to import (one of
+    them may hold the claim)."""
+    broken = f"; built-in modules that failed to import: {', '.join(_BUILTIN_FAILURES)}" \
+        if _BUILTIN_FAILURES else ""
+    return UnknownClaim(f"{what} (see `python -m verify list`){broken}")
 
 
 def _on_path(folder: Path) -> None:
@@ -115,10 +145,15 @@ def all_claims() -> list[Claim]:
 
 
 def get(name: str) -> Claim:
-    key = _ALIASES.get(name, name)
-    if key not in _CLAIMS:
-        raise UnknownClaim(f"unknown claim id {name!r} (see `python -m verify list`)")
-    return _CLAIMS[key]
+    """The claim with id or alias ``name``, built-in (loaded on first need) or registered.
+
+    >>> get("li2.eq2").title
+    'Backpropagated gradient G_F of the centred MSE loss'
+    """
+    claim = _with_builtins(lambda: _CLAIMS.get(_ALIASES.get(name, name)))
+    if claim is None:
+        raise _unknown(f"unknown claim id {name!r}")
+    return claim
 
 
 def select(patterns: Iterable[str]) -> list[Claim]:
@@ -132,11 +167,11 @@ def select(patterns: Iterable[str]) -> list[Claim]:
     chosen: dict[str, Claim] = {}
     for pattern in patterns:
         if any(ch in pattern for ch in "*?["):
-            hits = [c for c in all_claims()
-                    if fnmatch.fnmatchcase(c.id, pattern)
-                    or any(fnmatch.fnmatchcase(a, pattern) for a in c.aliases)]
+            hits = _with_builtins(lambda: [
+                c for c in all_claims() if fnmatch.fnmatchcase(c.id, pattern)
+                or any(fnmatch.fnmatchcase(a, pattern) for a in c.aliases)])
             if not hits:
-                raise UnknownClaim(f"no claim matches {pattern!r} (see `python -m verify list`)")
+                raise _unknown(f"no claim matches {pattern!r}")
         else:
             hits = [get(pattern)]
         chosen.update((c.id, c) for c in hits)

@@ -1,10 +1,10 @@
 """Reports of a run: HTML (MathML and SVG, no script) and Markdown.
 
-Importing it gives Jupyter the report's look for claims and results (:mod:`verify.hooks`).
+Importing it gives Jupyter the report's look for claims and results (:mod:`verify.hooks`), its
+styles confined to each output (:mod:`verify.report.notebook`).
 """
-from verify.diagnosis import diagnosed
 from verify.hooks import register_html
-from verify.report.html import claim_card, claim_section
+from verify.report.notebook import claim_html, result_html
 
-register_html("claim", claim_card)
-register_html("result", lambda record: claim_section(diagnosed(record)))
+register_html("claim", claim_html)
+register_html("result", result_html)
