@@ -1,8 +1,13 @@
 """Bad input is refused before any work: one line naming the parameter (exit 2, or a
 ValueError from the Python API), no traceback, and the user's earlier results intact."""
+import dataclasses
 import hashlib
 import json
+import re
+import shlex
 import sqlite3
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -10,10 +15,13 @@ import torch
 from tests.planted import make_claim, planted
 from verify import registry
 from verify.cli import main
+from verify.bounds import Bound, Footprint, interval, minimum, positive
+from verify.claim import Claim
 from verify.runner import ParameterError, run_claim, validate_overrides
 from verify.store import ResultStore, StoreWriteError
 
 registry.load_builtin_claims()
+ROOT = Path(__file__).resolve().parents[2]
 
 RECORD = {"id": "test.earlier", "fidelity": "quick", "seed": 0, "dtype": "float64",
           "device": "cpu", "parameters": {}, "verdict": "pass", "seconds": 1.0}
@@ -84,6 +92,25 @@ CLI_CASES = [
 ]
 
 
+def _refused(tmp, argv, monkeypatch, capsys) -> tuple[int, str]:
+    """``main(argv)`` with ``{tmp}`` filled in (and, for check and stress, output paths in
+    ``tmp``): its exit code and stderr, after asserting that no claim ran."""
+    ran = []
+    monkeypatch.setattr("verify.cli.commands.run_claim", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr("verify.stress.stress", lambda *a, **k: ran.append(a))
+    args = [a.replace("{tmp}", str(tmp)) for a in argv]
+    if args[0] in ("check", "stress") and "--json" not in args:
+        args += ["--json", str(tmp / "results.json")]
+    if args[0] == "check":
+        args += ["--store", str(tmp / "store.sqlite"), "--jobs", "1"]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert not ran, "a claim ran before the input was checked"
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    return code, err
+
+
 @pytest.mark.parametrize("argv, names", CLI_CASES, ids=[" ".join(a) for a, _ in CLI_CASES])
 def test_cli_refuses_bad_input_before_any_work(earlier, capsys, monkeypatch, argv, names):
     tmp = earlier
@@ -101,21 +128,35 @@ def test_cli_refuses_bad_input_before_any_work(earlier, capsys, monkeypatch, arg
     with sqlite3.connect(tmp / "broken.sqlite") as db:
         db.execute("UPDATE results SET record = 'garbage{'")
 
-    ran = []
-    monkeypatch.setattr("verify.cli.commands.run_claim", lambda *a, **k: ran.append(a))
-    monkeypatch.setattr("verify.stress.stress", lambda *a, **k: ran.append(a))
-    args = [a.replace("{tmp}", str(tmp)) for a in argv]
-    if args[0] in ("check", "stress") and "--json" not in args:
-        args += ["--json", str(tmp / "results.json")]
-    if args[0] == "check":
-        args += ["--store", str(tmp / "store.sqlite"), "--jobs", "1"]
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
+    code, err = _refused(tmp, argv, monkeypatch, capsys)
+    assert code == 2
     assert names.replace("{tmp}", str(tmp)) in err, err
-    assert "Traceback" not in err and "internal error" not in err
-    assert not ran, "a claim ran before the input was checked"
     assert not (tmp / "out").exists()
+
+
+#: docs/bad-input.md's table: (class, argv, exit code, what the one line contains).
+_ROW = re.compile(r"^\| ([^|]+) \| `([^`]+)` \| (\d) \| `([^`]+)` \|$")
+TABLE = [(m[1], shlex.split(m[2]), int(m[3]), m[4])
+         for m in map(_ROW.match, (ROOT / "docs/bad-input.md").read_text().splitlines()) if m]
+
+
+def test_the_table_has_every_class_of_the_audit():
+    classes = " / ".join(row[0] for row in TABLE)
+    for kind in ("not a number", "not finite", "out of bounds", "degenerate", "too large",
+                 "too long", "unknown parameter", "unknown claim", "output path"):
+        assert kind in classes, kind
+
+
+@pytest.mark.parametrize("kind, argv, code, message", TABLE, ids=[row[0] for row in TABLE])
+def test_every_row_of_the_bad_input_table(earlier, capsys, monkeypatch, kind, argv, code,
+                                          message):
+    """Run from the repository (its rows name README.md and docs/); each is refused in
+    milliseconds, since nothing but the arguments is looked at."""
+    monkeypatch.chdir(ROOT)
+    start = time.perf_counter()
+    got, err = _refused(earlier, argv, monkeypatch, capsys)
+    assert (got, message in err) == (code, True), err
+    assert time.perf_counter() - start < 5, "a refusal must come before any work"
 
 
 API_CASES = [
@@ -146,6 +187,60 @@ def test_run_claim_raises_value_error_before_any_work(kwargs, names):
         run_claim(claim, device="cpu", **kwargs)
     assert names in str(info.value) and "\n" not in str(info.value)
     assert not ran
+
+
+def _bounded(**fields) -> Claim:
+    """The planted claim (n = 10 quick, 1000 full) with ``fields`` replaced."""
+    return dataclasses.replace(make_claim(), **fields)
+
+
+def test_run_claim_refuses_values_outside_the_bounds_before_any_work():
+    ran = []
+    claim = _bounded(check=lambda run: ran.append(run) or iter(()),
+                     bounds={"n": minimum(3, "a sum of two terms is its own check")})
+    with pytest.raises(ParameterError, match=r"n must be >= 3, not 2 \(a sum of two terms"):
+        run_claim(claim, device="cpu", overrides={"n": 2})
+    assert not ran
+
+
+def test_bounds_reach_into_a_whole_dict_override():
+    fig6 = registry.get("li2.fig6")
+    training = {**fig6.parameters["quick"]["training"], "lrs": (0.01, 0.01)}
+    with pytest.raises(ParameterError, match=r"training.lrs must have distinct values"):
+        validate_overrides(fig6, {"training": training})
+
+
+def test_the_footprint_refuses_memory_beyond_the_machine_and_work_beyond_the_limit():
+    claim = _bounded(footprint=Footprint(memory=(("n",),), work=(("n", "n"),)))
+    with pytest.raises(ParameterError, match=r"n=10000000000000 at quick fidelity needs "
+                                             r"about 7.45e\+04 GiB of float64 arrays"):
+        validate_overrides(claim, {"n": 10**13}, fidelity="quick")
+    with pytest.raises(ParameterError, match=r"n=1000000 at full fidelity needs at least "
+                                             r"1,000 CPU-s .* time limit of 10 CPU-s"):
+        run_claim(claim, device="cpu", fidelity="full", overrides={"n": 10**6},
+                  time_limit=10)
+    # no time limit, no time check; no fidelity, no footprint at all
+    assert validate_overrides(claim, {"n": 10**6}, fidelity="full") == {"n": 10**6}
+    assert validate_overrides(claim, {"n": 10**13}) == {"n": 10**13}
+
+
+def test_a_claim_declaring_defaults_outside_its_bounds_is_refused():
+    with pytest.raises(ValueError, match="test.gauss: its full n must be in"):
+        _bounded(bounds={"n": interval(1, 100)})
+    with pytest.raises(ValueError, match=r"unknown parameters \['m'\]"):
+        _bounded(bounds={"m": positive()})
+    with pytest.raises(ValueError, match=r"unknown parameters \['k'\]"):
+        _bounded(footprint=Footprint(memory=(("n", "k"),)))
+
+
+def test_a_bound_says_what_is_allowed():
+    assert [b.describe() for b in (positive(), minimum(2), interval(0, 1, "(]"),
+                                   Bound(high=3, high_open=True))] == \
+        ["> 0", ">= 2", "in (0, 1]", "< 3"]
+    assert interval(0, 1, "[)").problem((0.5, 1.0)) == "must have every value in [0, 1)"
+    assert positive().problem(None) is None     # a declared "off" is not a number
+    with pytest.raises(ValueError, match="ends"):
+        interval(0, 1, "[[")
 
 
 def test_every_declared_default_and_stress_space_validates():
