@@ -18,6 +18,8 @@ from typing import Any
 from verify.references import summary_text
 from verify.report.mathml import core_or_source, from_latex, prose
 from verify.report.svg_plots import draw_figure, evidence_chart
+from verify.report.trend_plots import caption as trend_caption
+from verify.report.trend_plots import trend_figures, trend_grid, trend_rows
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;
@@ -357,8 +359,13 @@ def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
                    "<figcaption>Each compared quantity: discrepancy in units of its "
                    "tolerance (the dashed line is the tolerance; exact agreement is drawn at "
                    "the left edge).</figcaption></figure>")
+    trends = trend_figures(figs)
+    if trends:
+        out.append(trends_html(claim_id, trends))
     rest = {}
     for name, value in figs.items():
+        if name in trends and trend_grid(trends)[0]:
+            continue
         svg, problem = draw_figure(name, value)
         if svg:
             caption = ("" if isinstance(value, Mapping) and "kind" in value  # titled inside
@@ -375,6 +382,24 @@ def figures(claim_id: str, evidence: Sequence[Mapping[str, Any]],
         out.append("<details><summary>figures (data)</summary><pre class=data>"
                    f"{_e(text[:DATA_MAX] + cut)}</pre></details>")
     return "".join(out)
+
+
+def trends_html(claim_id: str, trends: Mapping[str, Mapping[str, Any]]) -> str:
+    """A claim's error trends (:mod:`verify.report.trend_plots`): their grid of log-log
+    panels and, folded, the table of every trend's fitted and stated order; the problem in
+    the grid's place when it cannot be drawn (the trends then stay among the data)."""
+    svg, problem = trend_grid(trends)
+    if svg is None:
+        return f"<p class=figure-problem>error trends: {_e(problem)}</p>"
+    rows = "".join(f"<tr><td>{_e(name)}</td><td class=num>{_e(fitted)}</td>"
+                   f"<td class=num>{_e(stated)}</td><td class=num>{_e(kept)}</td></tr>"
+                   for name, fitted, stated, kept in trend_rows(trends))
+    return (f"<figure role=img aria-label='error trends of {_e(claim_id)}'>{svg}"
+            f"<figcaption>{_e(trend_caption(trends))}</figcaption></figure>"
+            f"<details><summary>fitted and stated orders of the {len(trends)} error "
+            f"trend{'s' if len(trends) != 1 else ''}</summary><table><tr><th>trend</th>"
+            "<th>fitted order [interval]</th><th>stated</th><th>points fitted</th></tr>"
+            f"{rows}</table></details>")
 
 
 #: Characters of a claim's unplotted figure data the report shows.

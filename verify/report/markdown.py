@@ -11,6 +11,7 @@ from verify.report.html import (RenderError, compared, diagnosis, exact_parts, i
 from verify.references import summary_text
 from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
+from verify.report.trend_plots import trend_figures, trend_grid, trend_rows
 
 
 def _cell(text: Any) -> str:
@@ -42,8 +43,12 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
                    f"{_value(e.get('derived'))} | {_value(e.get('measured'))} | "
                    f"{d_text} | {t_text} | {ok} | {_cell(e.get('tolerance_why', ''))} |")
     out.append("")
-    charts = [("evidence", evidence_chart(c.get("evidence", [])), None)]
-    charts += [(name, *draw_figure(name, v)) for name, v in c.get("figures", {}).items()]
+    trends = trend_figures(c.get("figures", {}))
+    grid, grid_problem = trend_grid(trends) if trends else (None, None)
+    charts = [("evidence", evidence_chart(c.get("evidence", [])), None),
+              ("error trends", grid, grid_problem)]
+    charts += [(name, *draw_figure(name, v)) for name, v in c.get("figures", {}).items()
+               if not (grid and name in trends)]
     i = 0
     for name, svg, problem in charts:
         if problem:
@@ -54,6 +59,11 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
         i += 1
         files[fname] = svg
         out += [f"![{name}]({figures_dir}/{fname})", ""]
+    if grid:
+        out += ["| error trend | fitted order [interval] | stated | points fitted |",
+                "|---|---|---|---|",
+                *(f"| {_cell(name)} | {fitted} | {stated} | {kept} |"
+                  for name, fitted, stated, kept in trend_rows(trends)), ""]
     for d in c.get("derivations", []):
         n = len(d["steps"])
         out += ["<details>", f"<summary>Derivation: {_html_text(d['title'])} ({n} "

@@ -16,6 +16,9 @@ claim's own figures:
   ``{"x": ..., "series": {name: [...]}}``, optionally with ``"xlabel"``, ``"ylabel"``,
   ``"log"``, ``"slope"``; or a plain list of numbers).
 
+The error trends of rate claims are drawn together, as small multiples, by
+:mod:`verify.report.trend_plots`.
+
 Drawing never raises on a stored figure: :func:`draw_figure` returns the problem ("figure
 could not be drawn: reason") for the report to show in the figure's place.
 """
@@ -101,13 +104,14 @@ def decimate(xs: Sequence[float], ys: Sequence[float],
     return [xs[i] for i in order], [ys[i] for i in order]
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float, rows: int = 1, cols: int = 1):
     """A figure outside pyplot: no global backend or figure registry is touched (a Jupyter
-    session's inline backend stays as it was)."""
+    session's inline backend stays as it was). Its axes: one, or a ``rows`` x ``cols`` array
+    for small multiples."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))
-    return fig, fig.subplots()
+    return fig, fig.subplots(rows, cols)
 
 
 def _number(x: Any) -> float | None:
