@@ -12,10 +12,13 @@ operator applied to what one stated form returns (the callables in ``Claim.state
 
 Numbers, sympy expressions and matrices, numpy arrays and torch tensors are mutated, and
 tuples, lists and dicts of them element by element; a form that returns anything else (a
-bool, a string) has no mutant of that kind ("not applicable").
+yes/no value: a bool, a sympy truth value or relation, a bool array; a string) has no mutant
+of that kind ("not applicable", whatever the check did with the refusal).
 
 A mutant is **killed** when an evidence item that agreed at the baseline (the unmutated claim,
-same seed and setting) now disagrees, or the check raises on it; **survived** when no item
+same seed and setting) now disagrees, when the mutant's run yields a disagreeing item the
+baseline does not have (on a failing baseline too), or when the check raises on it;
+**survived** when no item
 turns; **undecided** when it only turns items undecided; **masked** when the only items it
 moves already disagree at the baseline (the claim fails there as printed, so a wrong variant
 of the same form cannot fail it further: the check reads the form, and has shown it wrong) or
@@ -73,12 +76,27 @@ def _number(v: Any, op: str) -> Any:
     return math.copysign(abs(v) ** 1.1, v)
 
 
+def _is_boolean(value: Any) -> bool:
+    """Whether ``value`` is a yes/no value of a numeric library: a sympy truth value or
+    relation, or a numpy or torch array of bools (scaling one is not a wrong constant: numpy
+    and torch would turn it into numbers, sympy raises)."""
+    module = type(value).__module__.split(".")[0]
+    if module == "sympy":
+        import sympy as sp
+        return isinstance(value, sp.logic.boolalg.Boolean)
+    if module in ("numpy", "torch"):
+        return str(getattr(value, "dtype", "")).removeprefix("torch.") == "bool"
+    return False
+
+
 def mutate_value(value: Any, op: str) -> Any:
     """``value`` with operator ``op`` applied (recursively into tuples, lists and dicts);
     :class:`NotApplicable` for a value that is not numeric."""
     if op not in OPERATORS:
         raise ValueError(f"operator: {op!r} is not one of {', '.join(OPERATORS)}")
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    if isinstance(value, bool) or _is_boolean(value):
+        raise NotApplicable(f"{type(value).__name__} is a yes/no value")
+    if value is None or isinstance(value, str):
         raise NotApplicable(f"{type(value).__name__} is not a number")
     if isinstance(value, (int, float, complex)):
         return _number(value, op)
@@ -135,14 +153,21 @@ def _same(a: Any, b: Any) -> bool:
 def mutant(fn: Callable[..., Any], op: str) -> Callable[..., Any]:
     """``fn`` with ``op`` applied to what it returns; ``mutant.changed`` counts the calls
     whose value the operator changed (0 after a run: the mutant was a no-op, e.g. a sign
-    flip of zeros, a power of ones)."""
+    flip of zeros, a power of ones), and ``mutant.inapplicable`` holds why the operator could
+    not apply to a returned value (:class:`NotApplicable`), whatever the check then did with
+    the exception (a crash, or an item that caught it)."""
     def mutated(*args: Any, **kwargs: Any) -> Any:
         value = fn(*args, **kwargs)
-        out = mutate_value(value, op)
+        try:
+            out = mutate_value(value, op)
+        except NotApplicable as exc:
+            mutated.inapplicable = mutated.inapplicable or str(exc)
+            raise
         if not mutated.changed and not _same(value, out):
             mutated.changed += 1
         return out
     mutated.changed = 0
+    mutated.inapplicable = ""
     mutated.__name__ = f"{getattr(fn, '__name__', 'form')}_{op}"
     mutated.__qualname__ = mutated.__name__
     return mutated
@@ -205,23 +230,40 @@ def _fingerprint(e: Any) -> tuple[Any, str, str]:
     return e.discrepancy, repr(e.stated)[:400], repr(e.measured)[:400]
 
 
+def _keyed(evidence: Sequence[Any]) -> dict[tuple[str, int], Any]:
+    """Items by their quantity with the numbers in it blanked, and the occurrence of that
+    name (a check yields its items in the same order, so the k-th "Z#: ..." item of one run
+    is the k-th of another): an item may carry the stated value in its name ("order vs stated
+    2" becomes "order vs stated 2.2" under an exponent mutant)."""
+    seen: dict[str, int] = {}
+    keyed = {}
+    for e in evidence:
+        name = _NUMBER.sub("#", e.quantity)
+        keyed[(name, seen.get(name, 0))] = e
+        seen[name] = seen.get(name, 0) + 1
+    return keyed
+
+
 def _turned(baseline: ClaimResult, result: ClaimResult
             ) -> tuple[list[str], list[str], list[str]]:
-    """Items that agreed at the baseline and now disagree, those now undecided, and items
-    that already disagreed (or were undecided) at the baseline that the mutant moved; items are
-    matched by position and quantity (a check yields the same items in the same order), the
-    numbers in a quantity aside: an item may carry the stated value in its name ("order vs
-    stated 2" becomes "order vs stated 2.2" under an exponent mutant)."""
+    """Items that agreed at the baseline and now disagree, or that the baseline did not have
+    and that disagree (a mutant can send the check down another branch, li2.thm4's sign
+    test of a negative threshold scale); those now undecided; and items that already disagreed
+    (or were undecided) at the baseline that the mutant moved. Items are matched by
+    :func:`_keyed`."""
+    before_items = _keyed(baseline.evidence)
     failed, undecided, moved = [], [], []
-    for before, after in zip(baseline.evidence, result.evidence):
-        if _NUMBER.sub("#", before.quantity) != _NUMBER.sub("#", after.quantity):
-            continue
-        if before.ok is not True:       # failing or undecided at the baseline already
+    for key, after in _keyed(result.evidence).items():
+        before = before_items.get(key)
+        if before is None:
+            if after.ok is False:
+                failed.append(f"{after.quantity} (an item the baseline does not have)")
+        elif before.ok is not True:     # failing or undecided at the baseline already
             if _fingerprint(after) != _fingerprint(before):
                 moved.append(after.quantity)
-        elif before.ok is True and after.ok is False:
+        elif after.ok is False:
             failed.append(after.quantity)
-        elif before.ok is True and after.ok is None:
+        elif after.ok is None:
             undecided.append(after.quantity)
     return failed, undecided, moved
 
@@ -263,15 +305,16 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
         planted = dataclasses.replace(claim, stated={**claim.stated, form: planted_form})
         result = run_claim(planted, **settings)
         failed, undecided, moved = _turned(base, result)
-        if result.verdict is Verdict.ERROR:
-            last = (result.error or result.reason).strip().splitlines()[-1]
-            status = "not applicable" if "NotApplicable" in last else "killed"
-            detail = last
+        if planted_form.inapplicable:
+            # a yes/no form (or a string): there is no wrong constant to plant, so its crash
+            # says nothing about the check's power
+            status, detail = "not applicable", planted_form.inapplicable
+        elif result.verdict is Verdict.ERROR:
+            status, detail = "killed", (result.error or result.reason).strip().splitlines()[-1]
         elif failed:
             status, detail = "killed", "; ".join(failed[:3])
         elif result.verdict is Verdict.FAIL and base.verdict is not Verdict.FAIL:
-            # an item whose name carries the stated value (e.g. "order vs stated 2.2") is
-            # not matched by name, but the verdict turned
+            # an item undecided at the baseline now fails: the check decides against it
             status, detail = "killed", result.reason
         elif undecided:
             status, detail = "undecided", "; ".join(undecided[:3])

@@ -123,3 +123,50 @@ def test_an_item_named_after_the_stated_value_is_still_matched():
     report = mutate(claim, pairs=[("sum", "scale")])
     assert report.baseline == "fail"
     assert report.outcomes[0].status == "killed", report.outcomes[0]
+
+
+def _branching_check(run):
+    """A check whose branch depends on the stated form's sign (li2.thm4's threshold scale):
+    a positive form gets an order item, a negative one a sign item instead; beside an item that
+    fails whatever is stated."""
+    stated = float(run.stated["sum"](2))
+    yield at_least(Route.NUMERIC, "always fails", measured=[0.0], bound=[1.0],
+                   tolerance=Tolerance(0.0, "exact"))
+    if stated > 0:
+        yield at_least(Route.NUMERIC, "order of the stated scale", measured=[stated],
+                       bound=[0.0], tolerance=Tolerance(0.0, "exact"))
+    else:
+        yield at_least(Route.NUMERIC, "sign of the stated scale", measured=[stated],
+                       bound=[0.0], tolerance=Tolerance(0.0, "exact"))
+
+
+def test_a_new_failing_item_on_a_failing_baseline_is_a_kill():
+    claim = make_claim(check=_branching_check)
+    report = mutate(claim, pairs=[("sum", "sign"), ("sum", "scale")])
+    assert report.baseline == "fail"
+    assert [o.status for o in report.outcomes] == ["killed", "survived"], report.outcomes
+    assert "the baseline does not have" in report.outcomes[0].detail
+
+
+def _truth(n):
+    return sp.Integer(n) <= 55
+
+
+def _numpy_truth(n):
+    return np.array([n <= 55])
+
+
+def _truth_check(run):
+    """A yes/no form used as a number: its mutants crash inside the check (sympy refuses to
+    scale a truth value) or are refused before it (a bool array)."""
+    yield at_least(Route.NUMERIC, "stated condition holds",
+                   measured=[float(bool(run.stated["sum"](run.params["n"])))], bound=[1.0],
+                   tolerance=Tolerance(0.0, "exact"))
+
+
+@pytest.mark.parametrize("form", [_truth, _numpy_truth])
+def test_a_crash_on_a_yes_no_form_is_not_applicable_not_a_kill(form):
+    claim = make_claim(stated=form, check=_truth_check)
+    report = mutate(claim, pairs=plan(claim, STRICT))
+    assert [o.status for o in report.outcomes] == ["not applicable"] * 3, report.outcomes
+    assert "yes/no" in report.outcomes[0].detail
