@@ -296,6 +296,14 @@ CLAIM = register(Claim(
     },
     stated={"initial_bound": stated_initial_bound, "leading": stated_leading,
             "remainder": stated_remainder, "limit_scale": stated_limit_scale},
+    equivalent_mutants={
+        f"{form}:{op}": f"{term} is read only as an order (the log-log slope of the measured "
+                        f"norm against it), which a constant factor leaves as is; Prop. 1 "
+                        f"states it as an O-term"
+        for form, term in (("initial_bound", "claim 1's O(eps sqrt(KM)) (in alpha, K and M)"),
+                           ("remainder", "Eq. 3's O(alpha) + O(alpha t) + O(t^2)"),
+                           ("limit_scale", "claim 4's O(eta) limit"))
+        for op in ("scale", "nudge")},
     check=check,
     control=NegativeControl("Eq. 3's leading term with its sign flipped",
                             {"leading": flipped_leading}),

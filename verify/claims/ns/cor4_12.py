@@ -362,6 +362,11 @@ CLAIM = register(Claim(
         },
     },
     stated={"metric_exponent": stated_metric_exponent, "valid": stated_valid},
+    equivalent_mutants={
+        "metric_exponent:power": "m enters this claim only through the condition m <= 1 and "
+                                 "the depth where m = 1; |m|^1.1 is increasing and fixes 1, so "
+                                 "both are unchanged (m's value is checked by ns.fig2-metric "
+                                 "and ns.thm4.6)"},
     check=check,
     control=NegativeControl("valid iff m < 1 (a wrong depth threshold: GF would need L < 2)",
                             {"valid": strict_valid}),
