@@ -250,11 +250,35 @@ def _inequality(route: Route, quantity: str, measured: Any, bound: Any, toleranc
         scale = np.maximum(np.maximum(np.abs(m), np.abs(b)), np.finfo(np.float64).tiny)
         excess = b - m if direction == ">=" else m - b
         discrepancy = float(np.max(np.maximum(excess, 0.0) / scale)) if m.size else 0.0
+    slack = slack_text(m, b, direction) if finite else ""
     return Evidence(
         route=route, quantity=quantity, stated=to_json_value(bound), derived=None,
         measured=to_json_value(measured), metric="violation", discrepancy=discrepancy,
         tolerance=tolerance, parameters=dict(parameters or {}), finite=finite,
-        comparisons={f"measured{direction}stated": discrepancy}, note=note)
+        comparisons={f"measured{direction}stated": discrepancy},
+        note="; ".join(x for x in (note, slack) if x))
+
+
+def slack_text(measured: np.ndarray, bound: np.ndarray, direction: str) -> str:
+    r"""How far a one-sided bound is from the measured values: the larger side over the smaller
+    (``bound / measured`` for ``measured <= bound``, ``measured / bound`` for ``>=``) at the
+    tightest and the loosest entry, so 1 means the bound is attained and a weaker bound would
+    still pass by that factor. Only where both sides are positive (a ratio of values of either
+    sign, or of 0, says nothing about tightness).
+
+    >>> slack_text(np.array([1.0, 2.0]), np.array([1.0, 3.0]), "<=")
+    'slack bound/measured 1 (tightest, entry 0) to 1.5'
+    >>> slack_text(np.array([0.0]), np.array([1.0]), "<=")
+    ''
+    """
+    if not measured.size or not (np.all(measured > 0) and np.all(bound > 0)):
+        return ""
+    ratio = (bound / measured if direction == "<=" else measured / bound).ravel()
+    name = "bound/measured" if direction == "<=" else "measured/bound"
+    tight = int(np.argmin(ratio))
+    where = f", entry {tight}" if ratio.size > 1 else ""
+    text = f"slack {name} {ratio[tight]:.6g} (tightest{where})"
+    return text + (f" to {ratio.max():.6g}" if ratio.size > 1 else "")
 
 
 def at_least(

@@ -199,3 +199,17 @@ def test_upper_bound_evidence():
     high = at_most(Route.PROPERTY, "q", measured=[4.0, 1.0], bound=[1.0, 2.0], tolerance=tol)
     assert high.ok is False and high.discrepancy == pytest.approx(0.75)
     assert high.measured == [4.0, 1.0] and high.stated == [1.0, 2.0]
+
+
+def test_inequality_evidence_reports_its_slack():
+    """A one-sided bound says how far it is from being attained: the larger side over the
+    smaller at the tightest and loosest entry, where both sides are positive."""
+    from verify.evidence import at_least, at_most
+
+    tol = Tolerance(0.0, "test")
+    upper = at_most(Route.PROPERTY, "q", measured=[2.0, 1.0], bound=[3.0, 1.0], tolerance=tol,
+                    note="why")
+    assert upper.note == "why; slack bound/measured 1 (tightest, entry 1) to 1.5"
+    lower = at_least(Route.PROPERTY, "q", measured=[4.0], bound=[2.0], tolerance=tol)
+    assert lower.note == "slack measured/bound 2 (tightest)"
+    assert at_least(Route.PROPERTY, "q", measured=[1.0], bound=[0.0], tolerance=tol).note == ""

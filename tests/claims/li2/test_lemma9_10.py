@@ -3,6 +3,7 @@ order in v_par) and li2.lemma10 (coupon-collector bound), with their pieces:
 theory.li2.muon_dynamics (polar factor of the reduced problem, series of A (A^T A)^(-1/c)),
 theory.li2.coupon_collector, numerics.li2.coupon_collector,
 numerics.li2.muon_dynamics.fractional_polar."""
+import dataclasses
 import math
 
 import numpy as np
@@ -64,6 +65,18 @@ def test_lemma10_one_term_of_each_printed_max_is_never_active(result10):
     active = result10.figures["which term of each printed max is active"]
     assert active["Lemma 10: min_l 1/p_l > L H_L in"] == 0
     assert active["main text: H_L > 1/min p in"] == 0
+
+
+@pytest.mark.parametrize("factor", [1.001, -1.0])
+def test_lemma10_a_weaker_main_text_bound_fails_where_it_is_attained(factor):
+    """The main text's 1/min p term is sharp (attained at L = 1, approached as min p -> 0): a
+    bound larger by 0.1%, or a vacuous negative one, fails the tightness item (whatever the
+    sampled p happen to reach)."""
+    claim = get("li2.lemma10")
+    weaker = dataclasses.replace(claim, stated={
+        **claim.stated, "main_text_bound": lambda p: factor * lemma10.main_text_bound(p)})
+    failed = failed_quantities(run_claim(weaker, control=False).evidence)
+    assert any(q.startswith("tightness of the main text's bound") for q in failed), failed
 
 
 # --- each route can fail ----------------------------------------------------------------------

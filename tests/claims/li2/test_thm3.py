@@ -91,6 +91,16 @@ def test_count_routes_reject_wrong_abelian_count_and_bound():
     assert any("abelian" in q for q in failed) and any("bound" in q for q in failed)
 
 
+@pytest.mark.parametrize("weaker", [lambda M, k: 1.001 * stated_count_bound(M, k),
+                                    lambda M, k: stated_count_bound(M, k) ** 1.1])
+def test_a_weaker_node_bound_fails_where_the_bound_is_attained(weaker):
+    """The bound is sharp (abelian groups, S3 and D4 attain it): a looser one is rejected."""
+    r = run_claim(_variant(K_bound=weaker), control=False, overrides=SMALL)
+    assert any(q.startswith("tightness") for q in failed_quantities(r.evidence))
+    bound = next(e for e in r.evidence if e.quantity.startswith("bound"))
+    assert bound.ok is True and "slack measured/bound" in bound.note
+
+
 def test_stated_counts():
     assert stated_node_count([1] * 6) == 12  # Z7: 2M - 2
     assert stated_node_count([1, 1, 1, 2]) == 38  # D4: 2 (3 + 16)

@@ -125,6 +125,32 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
                 "T_0": [str(x) for x in derived]})
 
 
+def _main_text_tightness(run: Run) -> Evidence:
+    r"""The main text's :math:`1/\min_lp_l` term is sharp: :math:`T_0` is the expected time of
+    the last of :math:`L` independent exponential clocks, at least the rarest one's
+    :math:`1/p_{\min}` and at most that plus the others' :math:`\sum_{l\ne\min}1/p_l`
+    (a union bound). So :math:`T_0/\text{bound} = 1` at :math:`L=1` and tends to 1 as
+    :math:`p_{\min}\to0`: a bound larger by any factor fails there."""
+    rows = [[sp.Rational(Fraction(x).limit_denominator(10**8)) for x in row]
+            for row in run.params["tight_cases"]]
+    slack, excess = [], []
+    for row in rows:
+        T0 = run.derivation(derive_collection_integral(row)).result
+        slack.append(float(T0 / run.stated["main_text_bound"](row)))
+        rare = min(row)
+        excess.append(float(rare * sum(1 / x for x in row) - 1))
+    return compare(
+        Route.NUMERIC, "tightness of the main text's bound: T_0 / max(1/min p, H_L) -> 1 as "
+                       "min p -> 0 (attained at L = 1), exact T_0",
+        stated=np.ones(len(rows)), measured=np.array(slack), metric="absolute",
+        tolerance=Tolerance(max(excess) + 64 * unit_roundoff(run.dtype),
+                            f"T_0 <= 1/p_min + sum_(l != min) 1/p_l (union bound), so the "
+                            f"slack exceeds 1 by at most p_min sum_(l != min) 1/p_l = "
+                            f"{max(excess):.2e}, + roundoff of the ratio"),
+        parameters={"p": run.params["tight_cases"]},
+        note="Lemma 10's own form is sharp at uniform p (the equality case above)")
+
+
 # --- numeric ---------------------------------------------------------------------------------
 
 def _exact_cases(run: Run) -> Iterator[Evidence]:
@@ -214,10 +240,14 @@ def _bounds(run: Run) -> Iterator[Evidence]:
 
 def check(run: Run) -> Iterator[Evidence]:
     yield from _symbolic(run)
+    yield _main_text_tightness(run)
     yield from _exact_cases(run)
     yield from _bounds(run)
 
 
+# Where the main text's bound is attained (L = 1) or nearly (a rare coupon: the slack exceeds
+# 1 by at most 1e-4 there, below the 1e-3 of the smallest wrong constant worth catching).
+_TIGHT = [[1.0], [1e-4, 1 - 1e-4], [1e-5, 0.5 - 5e-6, 0.5 - 5e-6]]
 _MU = [[1.0, 0.8, 0.6, 0.5, 0.4], [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]]
 
 CLAIM = register(Claim(
@@ -236,12 +266,14 @@ CLAIM = register(Claim(
         "quick": {"uniform_L": [1, 2, 3, 4, 5, 6],
                   "exact_cases": [[0.5, 0.3, 0.2], [0.7, 0.2, 0.05, 0.05],
                                   [0.4, 0.3, 0.15, 0.1, 0.05]],
+                  "tight_cases": _TIGHT,
                   "random_cases": 40, "L_range": [2, 20], "concentrations": [0.3, 1.0, 10.0],
                   "mu_patterns": _MU, "shapes": [1.5, 2.0, 4.0, 8.0], "zipf_L": [5, 20]},
         "full": {"uniform_L": list(range(1, 11)),
                  "exact_cases": [[0.5, 0.3, 0.2], [0.7, 0.2, 0.05, 0.05],
                                  [0.4, 0.3, 0.15, 0.1, 0.05],
                                  [0.3, 0.2, 0.2, 0.1, 0.1, 0.1]],
+                 "tight_cases": _TIGHT,
                  "random_cases": 1000, "L_range": [2, 60],
                  "concentrations": [0.1, 0.3, 1.0, 10.0, 100.0],
                  "mu_patterns": _MU, "shapes": [1.5, 2.0, 4.0, 8.0, 16.0],

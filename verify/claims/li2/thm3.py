@@ -110,7 +110,7 @@ def _tolerance(run: Run, ls: LeastSquares, n: int, why: str) -> Tolerance:
 def _counts(run: Run) -> Iterator[Evidence]:
     groups = [build_group(s) for s in run.params["count_groups"]]
     derived, stated_K, bounds, labels = [], [], [], []
-    abelian = []
+    abelian, extremal = [], []
     for G in groups:
         d = derive_node_count(G)
         K, kappa, _ = d.result
@@ -121,6 +121,8 @@ def _counts(run: Run) -> Iterator[Evidence]:
         labels.append(G.name)
         if G.is_abelian:
             abelian.append((G, K))
+        if sum(dim > 1 for dim in dims) <= 1:
+            extremal.append((G.name, bounds[-1], K))
         run.derivation(d)
     yield symbolic_identity(
         "K = 2 sum_{k!=0} m_k^2 d_k^2 (m_k = d_k) vs 2 sum_{k!=0} (dim H_k)^2, the pairs of "
@@ -137,6 +139,16 @@ def _counts(run: Run) -> Iterator[Evidence]:
         measured=bounds, bound=derived, parameters={"groups": labels},
         tolerance=Tolerance(0.0, "exact integers"),
         note="measured: the paper's bound evaluated; bound: the derived K")
+    if extremal:
+        # The bound is the largest sum_k d_k^4 given sum_{k!=0} d_k^2 = M - 1 over kappa
+        # irreps, reached when all but one d_k are 1; the paper's own abelian count 2M - 2
+        # equals it (kappa = M - 1), so it is sharp and a weaker bound must fail here.
+        yield symbolic_identity(
+            "tightness: 2[(M - kappa)^2 + kappa - 1] = K where at most one nontrivial irrep "
+            "has d_k > 1 (the extremal case of sum d_k^4 given sum d_k^2 = M - 1)",
+            stated=_matrix([b for _, b, _ in extremal]),
+            derived=_matrix([K for _, _, K in extremal]),
+            parameters={"groups": [name for name, _, _ in extremal]})
     run.figure("K vs memorisation (M^2 nodes)",
                {G.name: {"K": K, "M^2": G.order**2} for G, K in zip(groups, derived)})
 
