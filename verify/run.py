@@ -175,7 +175,7 @@ class Run:
         return _memo.cached(self.memo_key(name, key, uses=uses, scope=scope), compute)
 
     def sweep(self, name: str, fn: Callable[..., Any], points: Sequence[Mapping[str, Any]],
-              *, batch_size: int = 1) -> list[dict[str, Any]]:
+              *, batch_size: int = 1, owner: str | None = None) -> list[dict[str, Any]]:
         """The results of the run's sweeper over ``points`` (a training grid: configurations x
         seeds), in their order. Under ``check`` that is :func:`verify.sweep.stored_sweep`: in
         this process or on the Dask cluster ``check --backend dask`` names, each finished
@@ -183,12 +183,16 @@ class Run:
         a module-level point function (JSON dict in, JSON dict out; :func:`verify.points.batched`
         for a list of points per call); the points must hold everything it depends on (device
         and dtype included), since the result is memoised for the process under them, so the
-        negative control and other claims that ask for the same points reuse it. Raises
-        ``RuntimeError`` naming the points that failed."""
+        negative control and other claims that ask for the same points reuse it. ``owner``:
+        the claim whose grid this is, when several claims draw from one grid (default: this
+        run's claim); the store files the points under its id, so a run of any of them in
+        another process, a paper-size reference say, reuses the points the others stored.
+        Raises ``RuntimeError`` naming the points that failed."""
         pts = [dict(p) for p in points]
 
         def compute() -> list[dict[str, Any]]:
-            return self.sweeper(fn, pts, name=f"{self.claim_id}:{name}", batch_size=batch_size)
+            return self.sweeper(fn, pts, name=f"{owner or self.claim_id}:{name}",
+                                batch_size=batch_size)
 
         key = json.dumps(to_json_value(pts), sort_keys=True)
         return self.memo(f"sweep {name}", compute, key=(getattr(fn, "__qualname__", ""), key),

@@ -1,5 +1,6 @@
-"""li2.fig3 (its verdict and control: tests/quality/verdicts.py): every qualitative route and the
-third-party route can fail; the summary statistics match the raw history."""
+"""li2.fig3 (its verdict and control: tests/quality/verdicts.py): every qualitative route can
+fail; the summary statistics match the raw history (verify/claims/li2/_fig3_runs.py). The third
+party's numbers are li2.x.fig3-third-party's (tests/claims/li2/test_x_fig3_third_party.py)."""
 import dataclasses
 import math
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.li2.trainer import GroupTrainer, Hyper, TrainConfig
-from verify.claims.li2.fig3 import _first, summarise
+from verify.claims.li2._fig3_runs import first_crossing, summarise
 from verify.claims.li2._groups import build_group
 from verify.claims.li2._trained import TRAINED
 from verify.registry import get
@@ -22,8 +23,10 @@ def quick():
     return run_claim(get("li2.fig3"))
 
 
-def test_has_five_evidence_items(quick):
+def test_has_five_evidence_items_none_of_them_the_third_partys(quick):
     assert len(quick.evidence) == 5
+    assert not any("third party" in e.quantity for e in quick.evidence)
+    assert all("third_party" not in get("li2.fig3").parameters[f] for f in ("medium", "full"))
 
 
 @pytest.mark.parametrize("name, wrong", [
@@ -51,20 +54,13 @@ def test_a_run_that_fits_nothing_makes_the_verdict_inconclusive(quick):
     assert [a.holds for a in result.assumptions if a.source == "ran"] == [False]
 
 
-def test_the_third_party_route_fails_at_the_quick_size(quick):
-    """Their M = 71 numbers cannot match an M = 29 run: the route has power."""
-    result = run_claim(get("li2.fig3"), overrides={"third_party": True}, control=False)
-    assert result.verdict is Verdict.FAIL
-    assert any("third party" in e.quantity and e.ok is False for e in result.evidence)
-
-
 @settings(max_examples=40)
 @given(st.lists(st.lists(st.floats(0, 1), min_size=3, max_size=3), min_size=1, max_size=8),
        st.floats(0.05, 1.0))
 def test_first_crossing_is_the_first_epoch_at_or_above_the_threshold(rows, threshold):
     values = torch.tensor(rows, dtype=torch.float64)
     epochs = torch.arange(len(rows)) * 5
-    got = _first(epochs, values, threshold)
+    got = first_crossing(epochs, values, threshold)
     for b in range(values.shape[1]):
         hits = [int(epochs[i]) for i in range(len(rows)) if rows[i][b] >= threshold]
         assert got[b] == (hits[0] if hits else math.inf)
