@@ -44,8 +44,9 @@ def test_bound_and_rate_reject_a_wrong_exponent():
     assert any(e.quantity.startswith("||G_F(t)||_F <= C0") for e in bad)
 
 
-@pytest.mark.parametrize("rate", [lambda s: s**2.5, lambda s: 1.05 * s**2],
-                         ids=["sigma_min^2.5", "1.05 sigma_min^2"])
+@pytest.mark.parametrize("rate", [lambda s: s**2.5, lambda s: 1.05 * s**2,
+                                  lambda s: 1.001 * s**2],
+                         ids=["sigma_min^2.5", "1.05 sigma_min^2", "1.001 sigma_min^2"])
 def test_a_wrong_power_or_scale_of_the_stated_rate_fails(rate):
     # Issue 22: with sigma_min = 1 alone, sigma_min^2.5 was sigma_min^2; the rate case at
     # sigma_min = 1.6 tells them apart.

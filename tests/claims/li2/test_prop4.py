@@ -73,8 +73,11 @@ def _power_rate(Ft, eta):
     return (stated_rate(Ft, eta) - eta) ** 1.25 + eta
 
 
-@pytest.mark.parametrize("rate", [_power_rate, lambda Ft, eta: 1.05 * stated_rate(Ft, eta)],
-                         ids=["sigma_min^2.5 + eta", "1.05 (sigma_min^2 + eta)"])
+@pytest.mark.parametrize("rate", [_power_rate, lambda Ft, eta: 1.05 * stated_rate(Ft, eta),
+                                  lambda Ft, eta: 1.001 * stated_rate(Ft, eta)],
+                         ids=["sigma_min^2.5 + eta", "1.05 (sigma_min^2 + eta)",
+                              "1.001 (sigma_min^2 + eta): below the late fit's tolerance, "
+                              "not the identity's"])
 def test_a_wrong_power_or_scale_of_the_stated_rate_fails(rate):
     # Issue 22: with sigma_min = 1 (K < n) and 0 (K > n) alone, sigma_min^2.5 was
     # sigma_min^2; the rate case at sigma_min = 1.6 tells them apart.

@@ -54,6 +54,7 @@ from verify import (
     Tolerance,
     at_most,
     compare,
+    conditioned,
     register,
     symbolic_identity,
     undecided,
@@ -270,11 +271,30 @@ def _rate(run: Run, f: Flow, suffix: str = "") -> Evidence:
         parameters={"window": [t_a, t_b], "singular_values": f.s.tolist()}))
 
 
+def _rate_identity(run: Run, f: Flow, suffix: str = "") -> Evidence:
+    r"""The stated rate against the rate of the derived linear flow :math:`\dot V=-AV+B`,
+    :math:`\lambda_{\min}(A)`, :math:`A=\tilde F^\top\tilde F`: the same number by two
+    factorisations, so to roundoff (the fit above cannot resolve a 0.1% wrong rate, this can)."""
+    A = f.Ft.transpose(-1, -2) @ f.Ft
+    lam = torch.linalg.eigvalsh(A)
+    kappa = float(lam[-1] / lam[0])
+    # eigh moves lambda_min by ~K u ||A||, the SVD moves s_min^2 by ~2 n u s_max s_min:
+    # relative to lambda_min both are within 4 n kappa(A) u.
+    tolerance = conditioned(run.dtype, kappa, max(f.Ft.shape), "lambda_min(A) by eigh vs "
+                            "s_min^2 by the SVD")
+    return _resolved(tolerance.value, compare(
+        Route.NUMERIC, f"decay rate: stated sigma_min^2 vs lambda_min(Ft^T Ft), the derived "
+                       f"flow's slowest rate{suffix}",
+        stated=float(run.stated["decay_rate"](f.s[-1])), derived=float(lam[0]),
+        tolerance=tolerance, parameters={"singular_values": f.s.tolist()}))
+
+
 def _numeric(run: Run) -> Iterator[Evidence]:
     f = _flow(run, run.params["flow"], "flow problem")
     yield _modes(run, f)
     yield _bound(run, f)
     yield _rate(run, f)
+    yield _rate_identity(run, f)
     norms = torch.linalg.matrix_norm(f.G)
     run.figure("||G_F(T)|| / ||G_F(0)|| (G -> 0)", (norms[-1] / norms[0]).tolist())
     # The stated rate again where sigma_min is far from 0 and 1, so that a wrong power of
@@ -285,6 +305,7 @@ def _numeric(run: Run) -> Iterator[Evidence]:
                   label)
         yield _bound(run, g, f" ({label})")
         yield _rate(run, g, f" ({label})")
+        yield _rate_identity(run, g, f" ({label})")
 
 
 def _probes(run: Run) -> None:
