@@ -72,7 +72,8 @@ from verify import arrays
 from verify.claim import Assumption, Claim, NegativeControl, Reading, SkipClaim
 from verify.error_trends import (
     LEVEL,
-    TREND_SLACK,
+    RESOLUTION,
+    UNREAD_BEND,
     TrendFit,
     equally_spaced,
     fit_trend,
@@ -128,7 +129,8 @@ from verify.tolerances import (
 from verify.verdict import Verdict
 
 __all__ = [
-    "EXACT", "FALSE_ALARM", "LEVEL", "RESOLVED", "SEED", "TREND_SLACK", "Assumption", "Choice",
+    "EXACT", "FALSE_ALARM", "LEVEL", "RESOLUTION", "RESOLVED", "SEED", "UNREAD_BEND",
+    "Assumption", "Choice",
     "Claim", "ClaimResult", "Derivation", "Evidence", "Heatmap", "IntRange", "Limit",
     "LogUniform", "NegativeControl", "Plot", "Reading", "Reference", "Route", "Run", "SkipClaim",
     "Step", "Tolerance", "TrendFit", "Verdict",

@@ -55,7 +55,8 @@ def test_each_route_can_fail(quick, name, wrong):
     variant = dataclasses.replace(claim, stated={**claim.stated, name: wrong})
     result = run_claim(variant, control=False)   # the training runs are cached
     assert result.verdict is Verdict.FAIL
-    assert all(e.ok for e in quick.evidence)
+    # two groups at quick cannot resolve the order to 10%: undecided, never failed
+    assert all(e.ok is not False for e in quick.evidence)
 
 
 def test_a_sweep_that_fits_nothing_makes_the_verdict_inconclusive(quick):

@@ -45,13 +45,18 @@ def _items(result, factor):
 def test_holds_and_fails_on_the_documented_items(quick):
     # 8 predictions x 2 thresholds, and the early alignment at eta = 0 and the 4 Adam etas
     assert len(quick.evidence) == 2 * 8 + 5
-    for factor in ("init scale", "training fraction", "learning rate", "(the optimiser's)"):
+    for factor in ("init scale", "training fraction", "learning rate"):
         assert all(e.ok is True for e in _items(quick, factor)), factor
+    # weight decay's slope on a 3-point grid: no bend readable, so not resolved to 10%
+    # (verify.error_trends); its other items hold
+    eta = _items(quick, "(the optimiser's)")
+    assert all(e.ok is True or (e.ok is None and "order vs stated" in e.quantity)
+               for e in eta)
     # the findings: beta > 1 slows grokking, and so does a smaller width
     for factor in ("output scale beta", "width K"):
         assert all(e.ok is False for e in _items(quick, factor)), factor
     gd = _items(quick, "gradient descent")
-    assert gd[0].ok is True and abs(gd[0].measured["order"] + 1) < 0.2
+    assert gd[0].ok is not False and abs(gd[0].measured["order"] + 1) < 0.2
 
 
 @pytest.mark.parametrize("form, wrong", [("alpha_sign", lambda: -1.0),
@@ -199,7 +204,8 @@ def test_sign_evidence_confirms_refutes_or_leaves_undecided():
 
 def test_slope_evidence_with_and_without_censoring():
     exact = _fit([-1.0, -0.98, -1.02])
-    assert all(e.ok for e in slope_evidence("q", exact, -1.0, {}))
+    # three points: the bend is not readable, so the slope is not resolved to 10% of -1
+    assert slope_evidence("q", exact, -1.0, {})[0].ok is None
     assert slope_evidence("q", exact, -2.0, {})[0].ok is False
     C = torch.tensor([[False, False, True]] * 3)
     censored = _fit([-0.5, -0.52, -0.48], censored=C)   # censored at the smallest x: UPPER

@@ -58,8 +58,11 @@ def test_the_printed_vertex_constant_fails_and_holds_up_to_a_constant(quick):
     assert {e.quantity for e in quick.evidence if e.ok is False} == {
         "vertex condition as printed: the paper's constant kappa in ||E||_op < kappa/d_a <= "
         "the exact worst-case constant"}
+    # under reading B only the orders remain, and the quick grids (3-4 points, 3 groups)
+    # cannot resolve them to 10% (verify.error_trends): undecided, never failed
     (b,) = quick.readings
-    assert b.verdict.value == "pass", b.reason
+    assert b.verdict.value == "inconclusive", b.reason
+    assert all(e.ok is not False for e in b.evidence if "order vs stated" in e.quantity)
 
 
 @pytest.mark.parametrize("name, wrong, route", [
@@ -88,8 +91,9 @@ def test_landscape_thresholds_are_reported_and_decided(quick):
     fig = quick.figures["landscape threshold of E_hat (every vertex retained, purity >= 0.9)"]
     assert fig["groups"] == ["Z23", "Z31", "Z41"]
     assert all(0.05 < p < 1 for p in fig["median p*"])
-    decided = [e for e in quick.evidence if e.quantity.startswith("landscape threshold")]
-    assert len(decided) == 2 and all(e.ok is True for e in decided)
+    items = [e for e in quick.evidence if e.quantity.startswith("landscape threshold")]
+    # the order (three groups: no bend readable) is undecided at 10%; the monotone item holds
+    assert len(items) == 2 and [e.ok for e in items] == [None, True]
 
 
 def test_a_constant_factor_of_the_threshold_scale_changes_no_item(quick):

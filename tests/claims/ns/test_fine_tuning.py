@@ -12,7 +12,12 @@ from verify.verdict import Verdict
 
 def test_passes_and_the_reversed_statement_is_rejected():
     r = quick_result("ns.x.fine-tuning")
-    assert r.verdict is Verdict.PASS and r.inside_assumptions
+    # three learning rates cannot show how the order lines bend: the orders are undecided
+    # at quick (verify.error_trends: fewer than 5 points), every other item holds
+    assert r.verdict is Verdict.INCONCLUSIVE and r.inside_assumptions
+    undecided = [e for e in r.evidence if e.ok is None]
+    assert undecided and all("order vs stated" in e.quantity for e in undecided)
+    assert all(e.ok is not False for e in r.evidence)
     rejected = {e.quantity for e in r.control.evidence if e.ok is False}
     assert any("SGD escapes later than adam" in q for q in rejected)
     assert any("more negative eigenvalues than adam" in q for q in rejected)

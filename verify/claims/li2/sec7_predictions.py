@@ -17,7 +17,8 @@ configuration is one point of a sweep (:func:`numerics.li2.sweep_points.grokking
 
 Decisions. A sign is confirmed when the whole interval lies on the stated side of 0, refuted
 when it lies on the other side, undecided when it contains 0. The weight-decay slope uses
-:func:`verify.error_trends.trend_evidence` (``bound="exact"``, slack 0.2). Censored runs (no
+:func:`verify.error_trends.trend_evidence` (``bound="exact"``, the interval widened by the bend
+allowance). Censored runs (no
 grokking within the budget) enter with the budget as a lower bound of their time; the slope is
 then a one-sided bound (:func:`numerics.li2.grokking_time.censoring_side`), used only on the side it
 bounds: a decision the bound does not support is undecided, never guessed.
@@ -53,7 +54,7 @@ from numerics.li2.grokking_time import EXACT, LOWER, UPPER, censoring_side
 from numerics.li2.sweep_points import decode, grokking_point
 from numerics.li2.train_splits import train_count
 from verify import (
-    TREND_SLACK,
+    UNREAD_BEND,
     Assumption,
     Choice,
     Claim,
@@ -319,27 +320,31 @@ def sign_evidence(quantity: str, cf: CensoredFit, stated_sign: float,
 
 def slope_evidence(quantity: str, cf: CensoredFit, stated: float,
                    parameters: Mapping[str, Any]) -> list[Evidence]:
-    """Stated slope against the interval (``trend_evidence``, exact, slack 0.2); with censored
-    runs only a failure on the bounded side can be decided."""
+    """Stated slope against the interval (``trend_evidence``, exact); with censored runs only
+    a failure on the bounded side can be decided, beyond the fit's own bend allowance."""
     params = {**parameters, "censored points": cf.censored}
     if cf.censored == 0:
         return trend_evidence(quantity, cf.fit, stated_order=stated, bound="exact",
                               parameters=params)
     lo, hi = cf.fit.interval
-    slack = TREND_SLACK.value
-    if cf.bounds(LOWER) and lo > stated + slack:
+    readable = math.isfinite(cf.fit.bend)
+    bend = cf.fit.bend if readable else UNREAD_BEND.value
+    tolerance = Tolerance(bend, "bend allowance of the bounds' fit (verify.error_trends): the "
+                                "slope at the limit may lie this far off" if readable
+                          else UNREAD_BEND.why)
+    if cf.bounds(LOWER) and lo > stated + bend:
         gap = lo - stated
-    elif cf.bounds(UPPER) and hi < stated - slack:
+    elif cf.bounds(UPPER) and hi < stated - bend:
         gap = stated - hi
     else:
         return [undecided(Route.RATE, f"{quantity}: slope vs stated {stated:g}",
                           f"censored runs make the slope a one-sided bound; interval of the "
-                          f"bounds [{lo:.3f}, {hi:.3f}]", tolerance=TREND_SLACK,
+                          f"bounds [{lo:.3f}, {hi:.3f}]", tolerance=tolerance,
                           parameters=params)]
     return [Evidence(route=Route.RATE, quantity=f"{quantity}: slope vs stated {stated:g}",
                      stated=stated, derived=None,
                      measured=to_json_value({"bound": [lo, hi]}), metric="order",
-                     discrepancy=gap, tolerance=TREND_SLACK, parameters=params, finite=True,
+                     discrepancy=gap, tolerance=tolerance, parameters=params, finite=True,
                      comparisons={"bound beyond stated": gap},
                      note="censored runs: the interval bounds the slope from one side")]
 
@@ -564,9 +569,10 @@ CLAIM = register(Claim(
         **{f"{form}:{op}": "a direction: only its sign enters the decision (sign_evidence)"
            for form in ("alpha_sign", "beta_sign", "beta_over_alpha_sign", "width_sign",
                         "data_sign", "lr_sign") for op in ("scale", "nudge")},
-        **{f"eta_slope:{op}": "a slope of -1.05 or -1.001 against -1: inside the exponent "
-                              "fit's slack of 0.2 (SOURCES §2.5), which grokking times on a "
-                              "finite grid of eta cannot resolve" for op in ("scale", "nudge")}},
+        **{f"eta_slope:{op}": "a slope of -1.05 or -1.001 against -1: within 10% of it, "
+                              "the resolution an order item needs (verify.error_trends), "
+                              "which grokking times on a finite grid of eta do not reach"
+           for op in ("scale", "nudge")}},
     check=check,
     control=NegativeControl("every prediction reversed (t ~ eta, large alpha faster, ...)",
                             REVERSED),
