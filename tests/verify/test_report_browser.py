@@ -1,5 +1,6 @@
 """The report opened in a real browser (headless Chromium from Debian's ``chromium`` package):
-no network request, every <math> element laid out with a non-empty box, every SVG visible.
+no network request, every <math> element laid out with a non-empty box and none wider than its
+box (long formulas break over lines), every SVG visible.
 Screenshots are kept as test artifacts ($TEST_ARTIFACTS, default build/test-artifacts): the
 page, and one per claim in SCREENSHOT_CLAIMS scrolled to its section.
 
@@ -35,7 +36,7 @@ BROWSER_INTERNAL = ("chrome://", "chrome-untrusted://", "devtools://", "chrome-e
                     "data:")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
 #: Claims whose sections are screenshotted (long derivations, big figures, exact values).
-SCREENSHOT_CLAIMS = ("li2.thm2", "li2.fig3", "li2.prop3", "ns.table1")
+SCREENSHOT_CLAIMS = ("li2.thm2", "li2.thm5", "li2.appA2", "li2.fig3", "li2.prop3", "ns.table1")
 WINDOW = (1400, 1800)
 
 
@@ -126,8 +127,8 @@ def browser(tmp_path_factory):
 
 def _check_page(browser, index: Path) -> None:
     """Open ``index``: no network request; with every <details> opened, every <math> has a
-    layout box, fractions are stacked, every SVG is visible and nothing is wider than the
-    window. Failures name the claim's section."""
+    layout box, fractions are stacked, no <math> is wider than its box, every SVG is visible
+    and nothing is wider than the window. Failures name the claim's section."""
     url = index.resolve().as_uri()
     fetched = _fetched(browser, url)
     assert fetched <= {url}, f"the page fetched {sorted(fetched - {url})}"
@@ -136,7 +137,8 @@ def _check_page(browser, index: Path) -> None:
     boxes = browser.execute_script(
         "return Array.from(document.querySelectorAll('math')).map(m => {"
         "const r = m.getBoundingClientRect(), s = m.closest('section');"
-        "return [r.width, r.height, (s ? s.id : '') + ': ' + m.textContent.slice(0, 80)];});")
+        "return [r.width, r.height, (s ? s.id : '') + ': '"
+        "  + Array.from(m.textContent).slice(0, 80).join('')];});")  # whole characters
     assert len(boxes) > 10
     empty = [text for w, h, text in boxes if not (w > 0 and h > 0)]
     assert not empty, f"{len(empty)} <math> elements without a layout box, e.g. {empty[:3]}"
@@ -155,6 +157,21 @@ def _check_page(browser, index: Path) -> None:
     hidden = [sec for w, h, vis, disp, sec in svgs
               if not (w > 0 and h > 0 and vis == "visible" and disp != "none")]
     assert not hidden, f"{len(hidden)} SVGs not visible, in {sorted(set(hidden))}"
+
+    # no formula wider than its box (a statement's, a table cell's, a step's): long ones
+    # break over lines, so none is cut at the box's edge or scrolls
+    clipped = browser.execute_script(
+        "return Array.from(document.querySelectorAll('math')).map(m => {"
+        "let box = m.parentElement;"
+        "while (getComputedStyle(box).display.startsWith('inline')) box = box.parentElement;"
+        "const r = m.getBoundingClientRect(), b = box.getBoundingClientRect(),"
+        "  st = getComputedStyle(box), s = m.closest('section');"
+        "const right = b.right - parseFloat(st.paddingRight) - parseFloat(st.borderRightWidth);"
+        "return [r.left + Math.max(r.width, m.scrollWidth) - right,"
+        "  (s ? s.id : 'summary') + ': ' + Array.from(m.textContent).slice(0, 60).join('')];})"
+        ".filter(([over]) => over > 1).map(([over, text]) => Math.round(over) + ' px: ' + text);")
+    assert not clipped, (f"{len(clipped)} <math> elements wider than their box at "
+                         f"{WINDOW[0]} px, e.g. {clipped[:5]}")
 
     # nothing wider than the window, outside a box that scrolls (long formulas, LaTeX)
     wide = browser.execute_script(

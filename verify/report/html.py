@@ -10,16 +10,17 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verify.references import summary_text
-from verify.report.mathml import core_or_source, from_latex, prose
+from verify.report.math_breaks import width
+from verify.report.mathml import LINE_EM, core_or_source, fitted, from_latex, prose
 from verify.report.svg_plots import draw_figure, evidence_chart
 from verify.report.trend_plots import caption as trend_caption
 from verify.report.trend_plots import trend_figures, trend_grid, trend_rows
+from verify.report.value_cells import exact_cell, is_large, matrices, matrix_shape
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;
@@ -57,6 +58,10 @@ figure{margin:.8rem 0}svg{max-width:100%;height:auto}
 pre.data{max-height:24rem;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere}
 math{font-family:"STIX Two Math","Latin Modern Math","Cambria Math","DejaVu Math TeX Gyre",math}
 math[display=block]{overflow-x:auto;overflow-y:hidden;max-width:100%;padding:.4rem 0}
+div.formula{padding:.4rem 0 .4rem 2em;text-indent:-2em;line-height:2}
+div.formula math,span.formula math{text-indent:0}
+.formula .mtext{font-family:"STIX Two Math","Latin Modern Math","Cambria Math",
+"DejaVu Math TeX Gyre",serif}
 """
 
 
@@ -73,41 +78,10 @@ class RenderError(RuntimeError):
     step (the original exception is its ``__cause__``)."""
 
 
-#: A matrix with more rows or columns than this is shown as its LaTeX in a scrolling box (in
-#: a derivation step) or by its shape and a few entries (in the evidence table).
-MATRIX_MAX = 8
-_ENV = re.compile(r"\\begin\{(matrix|array|pmatrix|bmatrix|smallmatrix)\}(\{[^{}]*\})?(.*?)"
-                  r"\\end\{\1\}", re.S)
-
-
-def matrices(latex: str) -> list[list[list[str]]]:
-    r"""The matrices in ``latex`` (sympy's ``\begin{matrix}``/``\begin{array}``), each as rows
-    of entry sources; nested matrices are not split.
-
-    >>> matrices(r"\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]")
-    [[['1', '0'], ['0', '1']]]
-    """
-    return [[[cell.strip() for cell in row.split("&")] for row in m.group(3).split(r"\\")
-             if row.strip()] for m in _ENV.finditer(latex)]
-
-
-def matrix_shape(latex: str) -> tuple[int, int]:
-    """The largest row and column count of the matrices in ``latex`` ((0, 0) when none)."""
-    found = matrices(latex)
-    return (max((len(m) for m in found), default=0),
-            max((len(r) for m in found for r in m), default=0))
-
-
-def is_large(latex: str) -> bool:
-    return max(matrix_shape(latex)) > MATRIX_MAX
-
-
 #: A formula with a longer LaTeX source is shown as that source in a scrolling box: typeset,
-#: it would be several screens wide, and its MathML some 7 times the size of its LaTeX (the
-#: few such derivation steps and evidence values were a third of a report's size).
+#: it would be several screens tall, and its MathML some 7 times the size of its LaTeX (the
+#: few such derivation steps were a third of a report's size).
 STEP_LATEX_MAX = 4000
-#: The same for the values of a row of the evidence table (a cell is a seventh of its width).
-CELL_LATEX_MAX = 1000
 
 
 def _number_text(x: Any) -> str:
@@ -210,29 +184,16 @@ def _latex_box(what: str, latex: str) -> str:
             f"<pre class=latex>{_e(latex)}</pre></div>")
 
 
-def _long(value: Any) -> bool:
-    """An exact value shown in full (no large matrix) whose LaTeX is over
-    :data:`CELL_LATEX_MAX`."""
-    exact = exact_parts(value)
-    return exact is not None and not exact[1] and len(exact[0]) > CELL_LATEX_MAX
-
-
-def value_cell(value: Any, same_as: Any = None, *, as_source: bool = False) -> str:
-    """HTML for a stated/derived/measured value: exact values typeset (as their LaTeX with
-    ``as_source``, for a row with a long one, so the row's values read alike), others
-    summarised; an exact value equal to ``same_as`` (the stated value, for the derived one)
-    is named, not repeated."""
-    exact = exact_parts(value)
-    if exact is None:
+def value_cell(value: Any, same_as: Any = None) -> str:
+    """HTML for a stated/derived/measured value: exact values typeset, broken over lines or
+    summarised to fit their cell (:func:`verify.report.value_cells.exact_cell`), others
+    summarised as text; an exact value equal to ``same_as`` (the stated value, for the
+    derived one) is named, not repeated."""
+    if exact_parts(value) is None:
         return _e(short(value))
     if isinstance(same_as, Mapping) and same_as.get("latex") == value["latex"]:
         return "<span class=meta>= stated</span>"
-    latex, label = exact
-    if as_source and not label:
-        return _latex_box(f"{len(latex)} characters of LaTeX", latex)
-    source = (f"<details><summary>LaTeX</summary><pre class=latex>{_e(value['latex'])}</pre>"
-              "</details>" if label else "")
-    return f"<div class=cellmath>{_e(label)}{from_latex(latex)}</div>{source}"
+    return exact_cell(value["latex"])
 
 
 def compared(e: Mapping[str, Any]) -> tuple[str, str]:
@@ -269,9 +230,8 @@ def evidence_table(evidence: Sequence[Mapping[str, Any]]) -> str:
         ok = e.get("ok")
         mark = {True: "yes", False: "NO", None: "-"}[ok]
         d_text, t_text = compared(e)
-        source = any(_long(e.get(k)) for k in ("stated", "derived", "measured"))
         stated, derived, measured = (value_cell(e.get(k), e.get("stated") if k == "derived"
-                                                else None, as_source=source)
+                                                else None)
                                      for k in ("stated", "derived", "measured"))
         why = e.get("tolerance_why", "")
         note = e.get("note")
@@ -299,11 +259,14 @@ def _step_math(step: Mapping[str, Any]) -> str:
     if len(latex) > STEP_LATEX_MAX:
         return _latex_box(f"a long expression ({len(latex)} characters), shown as its LaTeX",
                           latex)
-    if step.get("mathml"):
+    if step.get("mathml") and width(step["mathml"]) <= LINE_EM:
         return core_or_source(step["mathml"], latex, display=True)
-    if latex:
-        return from_latex(latex, display=True)
-    return ""
+    if not latex:
+        return ""
+    # too wide for one line: the LaTeX's MathML, which can be cut at its break points
+    shown = fitted(latex, display=True, width_em=LINE_EM)
+    return shown.html if shown.fits else _latex_box(
+        "too wide to typeset at this width, shown as its LaTeX", latex)
 
 
 def derivation(d: Mapping[str, Any], shown_in: str | None = None) -> str:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import Any, NamedTuple
+
+from verify.report.math_breaks import Piece, pieces, width
 
 #: Offsets of the Mathematical Alphanumeric Symbols block (U+1D400...) per mathvariant, for
 #: capital letters; small letters follow 26 code points later.
@@ -123,11 +125,14 @@ def _character(m: re.Match) -> str:
     return m.group(0) if ch in "<>&\"'" or not ch.isprintable() and ch != "\u00a0" else ch
 
 
-def wrap(body: str, latex: str, *, display: bool) -> str:
-    """``<math>`` around a presentation ``body`` with its LaTeX kept as an annotation."""
+def wrap(body: str, latex: str, *, display: bool, displaystyle: bool = False) -> str:
+    """``<math>`` around a presentation ``body`` with its LaTeX kept as an annotation;
+    ``displaystyle`` sets an inline formula in the display style (a piece of a displayed
+    formula, :func:`fitted`)."""
     mode = "block" if display else "inline"
+    style = ' displaystyle="true"' if displaystyle else ""
     body = _REFERENCE.sub(_character, body)
-    return (f'<math display="{mode}"><semantics><mrow>{body}</mrow>'
+    return (f'<math display="{mode}"{style}><semantics><mrow>{body}</mrow>'
             f'<annotation encoding="application/x-tex">{html.escape(latex, quote=False)}'
             f"</annotation></semantics></math>")
 
@@ -138,14 +143,9 @@ _UNKNOWN_OPERATORS = re.compile(r"\\(arg)(?![A-Za-z])")
 _RAW_COMMAND = re.compile(r"<m[io]>\\[A-Za-z]+</m[io]>")
 
 
-def from_latex(latex: str, *, display: bool = False) -> str:
-    r"""MathML (Core) for a LaTeX formula; a formula the converter cannot read, or reads
-    only in part (a command left as its own name), is shown as its source in ``<code>``,
-    never dropped.
-
-    >>> "arg</mo>" in from_latex(r"g^\ast=\arg\max p_g")
-    True
-    """
+def _converted(latex: str, *, display: bool, displaystyle: bool = False) -> str:
+    """One ``<math>`` for a LaTeX formula, or its source in ``<code>`` (see
+    :func:`from_latex`)."""
     from latex2mathml.converter import convert
 
     try:
@@ -155,7 +155,78 @@ def from_latex(latex: str, *, display: bool = False) -> str:
     if _RAW_COMMAND.search(converted):
         return f"<code>{html.escape(latex)}</code>"
     inner = re.sub(r"^<math[^>]*>|</math>$", "", converted.strip())
-    return core_or_source(inner, latex, display=display)
+    try:
+        return wrap(to_core(inner), latex, display=display, displaystyle=displaystyle)
+    except NotCore:
+        return f"<code>{html.escape(latex)}</code>"
+
+
+#: The width, in em of the formula's font, that a formula may take before it is broken over
+#: lines: a report's column at 1400 px (80rem) less the statement box's padding.
+LINE_EM = 68.0
+#: A piece of a broken formula wider than its box is scaled down to fit, as a last resort,
+#: but never below this: smaller, it could not be read.
+MIN_SCALE = 0.6
+
+
+class Fitted(NamedTuple):
+    """A formula as HTML, whether it fits the width it was set for (scaled at most to
+    :data:`MIN_SCALE`), and its estimated width in em (all pieces on one line)."""
+
+    html: str
+    fits: bool
+    em: float
+
+
+def fitted(latex: str, *, display: bool, width_em: float) -> Fitted:
+    """A formula set to fit ``width_em``: one ``<math>`` where its estimated width fits,
+    else cut at its top-level break points (:func:`verify.report.math_breaks.pieces`) into
+    pieces that the browser wraps like words: a displayed formula's continuation lines are
+    indented, and its prose runs are page text. A piece still too wide is scaled down."""
+    whole = _converted(latex, display=display)
+    total = width(whole)
+    if total <= width_em:
+        return Fitted(whole, True, total)
+    parts, fits = _fitted_pieces(pieces(latex), display=display, width_em=width_em)
+    tag = "div" if display else "span"
+    return Fitted(f"<{tag} class=formula>{''.join(parts)}</{tag}>", fits, total)
+
+
+def _fitted_pieces(cut: list[Piece], *, display: bool, width_em: float,
+                   opened: bool = False) -> tuple[list[str], bool]:
+    """The HTML of each piece of a formula, and whether all of them fit: a piece too wide
+    is cut inside its brackets, then scaled (:func:`fitted`)."""
+    parts, fits = [], True
+    for piece in cut:
+        if not piece.math:
+            parts.append(f"<span class=mtext>{html.escape(piece.source, quote=False)}</span>")
+            continue
+        one = _converted(piece.source, display=False, displaystyle=display)
+        scale = width_em / max(width(one), 1e-9)
+        inner = [] if opened or scale >= 1 else pieces(piece.source, inside_brackets=True)
+        if len(inner) > 1:
+            more, inner_fits = _fitted_pieces(inner, display=display, width_em=width_em,
+                                              opened=True)
+            parts += more
+            fits = fits and inner_fits
+            continue
+        if scale < 1:
+            fits = fits and scale >= MIN_SCALE
+            one = one.replace("<math ", f'<math style="font-size:{max(scale, MIN_SCALE):.0%}" ',
+                              1)
+        parts.append(one)
+    return parts, fits
+
+
+def from_latex(latex: str, *, display: bool = False, width_em: float = LINE_EM) -> str:
+    r"""MathML (Core) for a LaTeX formula, broken over lines where it is wider than
+    ``width_em`` (:func:`fitted`); a formula the converter cannot read, or reads only in part
+    (a command left as its own name), is shown as its source in ``<code>``, never dropped.
+
+    >>> "arg</mo>" in from_latex(r"g^\ast=\arg\max p_g")
+    True
+    """
+    return fitted(latex, display=display, width_em=width_em).html
 
 
 def from_sympy(expr: Any, *, display: bool = True) -> str:
