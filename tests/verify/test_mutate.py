@@ -170,3 +170,22 @@ def test_a_crash_on_a_yes_no_form_is_not_applicable_not_a_kill(form):
     report = mutate(claim, pairs=plan(claim, STRICT))
     assert [o.status for o in report.outcomes] == ["not applicable"] * 3, report.outcomes
     assert "yes/no" in report.outcomes[0].detail
+
+
+def test_the_table_keeps_other_rows_and_the_prose(tmp_path, capsys):
+    """``--table`` rewrites the rows of the claims it ran, lists the registry's other claims
+    as not generated, and leaves the text around the markers alone."""
+    from verify.mutant_table import rows
+
+    table = tmp_path / "mutants.md"
+    table.write_text("# Mutants\n\nprose kept\n", encoding="utf-8")
+    with planted(make_claim("test.weak", check=_bound_only_check)):
+        assert main(["mutate", "test.weak", "--table", str(table)]) == 0
+        first = table.read_text(encoding="utf-8")
+        assert first.startswith("# Mutants\n\nprose kept\n")
+        assert "| `test.weak` | pass | 4 | 1 | 0 | 3 |" in first
+        assert "| `li2.eq2` | not generated |" in first
+        assert main(["mutate", "test.weak", "--table", str(table)]) == 0
+        assert rows(table.read_text(encoding="utf-8")).keys() == {"test.weak"}
+        assert main(["mutate", "test.weak", "--budget", "1", "--table", str(table)]) == 2
+    assert "--table" in capsys.readouterr().err

@@ -171,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_mutate.add_argument("--strict", action="store_true",
                           help="exit 1 when a mutant survives that its claim does not "
                                "declare equivalent")
+    p_mutate.add_argument("--table", default=None, metavar="PATH",
+                          help="update the per-claim table of outcomes in PATH (e.g. "
+                               "docs/mutants.md) after each claim; every mutant at quick "
+                               "fidelity, seed 0")
 
     p_stress = sub.add_parser("stress", help="search a claim's parameter space for the "
                                              "smallest configuration that breaks it")
@@ -867,6 +871,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
 def _cmd_mutate(args: argparse.Namespace) -> int:
     """One line per mutant that is not killed, a summary per claim, a total; survivors that
     the claim does not declare equivalent are the gaps (``--strict``: exit 1)."""
+    from verify import mutant_table
     from verify.mutate import OPERATORS, mutate, plan, sample
 
     try:
@@ -880,6 +885,8 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
                          f"{', '.join(OPERATORS)}")
     if args.json_path:
         check_output_path("--json", args.json_path)
+    if args.table:
+        _check_table_run(args, operators)
     reports = []
     for claim in claims:
         pairs = (plan(claim, operators) if args.budget is None
@@ -887,6 +894,8 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
         report = mutate(claim, pairs=pairs, fidelity=args.fidelity, seed=args.seed,
                         progress=_progress)
         reports.append(report)
+        if args.table:      # after each claim: a run stopped midway keeps its finished rows
+            mutant_table.update(args.table, [report])
         print(f"{report.summary()} (baseline {report.baseline}, {report.seconds:.1f} s)",
               flush=True)
         for o in report.outcomes:
@@ -901,6 +910,18 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
         with open(args.json_path, "w", encoding="utf-8") as fh:
             json.dump({"mutation": [r.as_record() for r in reports]}, fh, indent=2)
     return EXIT_STRICT if args.strict and gaps else EXIT_OK
+
+
+def _check_table_run(args: argparse.Namespace, operators: list[str]) -> None:
+    """The table holds one kind of run, so that its rows compare: every operator on every form
+    at quick fidelity and seed 0."""
+    from verify.mutate import OPERATORS
+
+    if args.budget is not None or sorted(operators) != sorted(OPERATORS) \
+            or args.fidelity != "quick" or args.seed != 0:
+        raise UsageError("--table: the table's rows are complete runs (every operator, no "
+                         "--budget, --fidelity quick, --seed 0)")
+    check_output_path("--table", args.table)
 
 
 def _cmd_stress(args: argparse.Namespace) -> int:

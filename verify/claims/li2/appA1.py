@@ -439,6 +439,9 @@ CLAIM = register(Claim(
     stated={"target_sums": stated_target_sums, "centred_target_sums": stated_centred_target_sums,
             "case1": stated_case1, "case2": stated_case2, "S_x2": stated_s_x2,
             "eq20": stated_eq20, "S_hat_x2": stated_s_hat_x2, "eq22": stated_eq22},
+    equivalent_mutants={
+        "S_hat_x2:sign": "S^_(k,r) enters only through Eq. 20's |sum_r tr S^_(k,r)|^2, which a "
+                         "sign flip of every block leaves as is"},
     check=check,
     control=NegativeControl("Eq. 15 with R_h in place of R_h P_1^perp (centring dropped)",
                             {"centred_target_sums": uncentred_target_sums}),
