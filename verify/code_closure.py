@@ -1,5 +1,6 @@
 """The project's import graph, read from the sources (never by importing them), and the code a
-module stands on: what a reference result's fingerprint covers and the layering tests read.
+module stands on: what a reference result's fingerprint (:func:`claim_code_digest`) and a sweep
+point's key (:func:`module_code_digest`) cover, and what the layering tests read.
 
 An edge ``a -> b`` is an import of ``b`` anywhere in ``a`` (inside functions too);
 ``from a import b`` names the module ``a.b`` where there is one, else ``a``.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -33,16 +35,29 @@ def project_modules(root: Path = ROOT, layers: tuple[str, ...] = LAYERS) -> dict
             for layer in layers for p in sorted((root / layer).rglob("*.py"))}
 
 
-def _edges(path: Path, modules: dict[str, Path]) -> set[str]:
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+@cache   # keyed by the text: a digest asked for per sweep re-reads the files, parses none again
+def _imports(text: str, filename: str) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
+    """``(None, names)`` per ``import names``, ``(module, names)`` per ``from module import
+    names`` (relative imports left out: the layers import absolutely)."""
+    out: list[tuple[str | None, tuple[str, ...]]] = []
+    for node in ast.walk(ast.parse(text, filename=filename)):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name in modules)
+            out.append((None, tuple(a.name for a in node.names)))
         elif isinstance(node, ast.ImportFrom) and not node.level:
-            subs = {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
+            out.append((node.module, tuple(a.name for a in node.names)))
+    return tuple(out)
+
+
+def _edges(path: Path, modules: Mapping[str, Path]) -> set[str]:
+    out = set()
+    for module, names in _imports(path.read_text(encoding="utf-8"), str(path)):
+        if module is None:
+            out.update(n for n in names if n in modules)
+        else:
+            subs = {f"{module}.{n}" for n in names} & modules.keys()
             out.update(subs)
-            if len(subs) < len(node.names) and node.module in modules:
-                out.add(node.module)
+            if len(subs) < len(names) and module in modules:
+                out.add(module)
     return out
 
 
@@ -77,10 +92,51 @@ def claim_code_digest(module: str) -> str:
     paper's shared modules, and the numerics and theory it calls. A reference result made
     under another digest was made by other claim code."""
     modules = project_modules()
+    return _digest({m: modules[m] for m in closure(import_graph(), module)
+                    if m in modules and not is_machinery(m)})
+
+
+def module_code_digest(module: str, source: Path | None = None, root: Path = ROOT) -> str:
+    """A digest of the code (:func:`code_text`) that importing ``module`` can run: its own and
+    that of every project module it imports, directly or not, with the packages above each
+    (Python runs a package's ``__init__`` before the module), the toolkit's machinery
+    included. What a sweep point is keyed by (:func:`verify.sweep.code_fingerprint`): a
+    docstring, a comment, or a module outside the closure (a report, another paper's claims)
+    leaves it as it was.
+
+    ``source``: the file of a module outside the layers (a test's or a script's point
+    function), read for its code and its imports; a module of the layers is read from
+    ``root``. ``ValueError`` when neither holds ``module``: its code cannot be read.
+
+    >>> a = module_code_digest("numerics.li2.sweep_points")
+    >>> a == module_code_digest("numerics.li2.sweep_points") != module_code_digest("numerics")
+    True
+    """
+    modules = project_modules(root)
+    if module in modules:
+        files, todo = {}, [module]
+    elif source is not None:
+        files, todo = {module: source}, sorted(_edges(source, modules))
+    else:
+        raise ValueError(f"module: {module!r} is not a module of {', '.join(LAYERS)} under "
+                         f"{root} and no source file was given: its code cannot be read")
+    graph = import_graph(root)
+    while todo:
+        m = todo.pop()
+        if m not in files:
+            files[m] = modules[m]
+            todo.extend(graph[m])
+            parent = m.rpartition(".")[0]
+            if parent in modules:
+                todo.append(parent)
+    return _digest(files)
+
+
+def _digest(files: Mapping[str, Path]) -> str:
+    """The digest of the code of ``files`` (module name -> file), in the order of the names."""
     h = hashlib.sha256()
-    for m in sorted(closure(import_graph(), module)):
-        if m in modules and not is_machinery(m):
-            h.update(m.encode() + b"\0" + code_text(modules[m]).encode())
+    for m in sorted(files):
+        h.update(m.encode() + b"\0" + code_text(files[m]).encode())
     return h.hexdigest()[:16]
 
 
@@ -95,7 +151,12 @@ def code_text(path: Path) -> str:
     >>> code_text(a) == code_text(b)
     True
     """
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return _code_text(path.read_text(encoding="utf-8"), str(path))
+
+
+@cache   # keyed by the text, as _imports
+def _code_text(text: str, filename: str) -> str:
+    tree = ast.parse(text, filename=filename)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)

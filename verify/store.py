@@ -84,7 +84,11 @@ def _source(obj: Any) -> str:
 
 def code_fingerprint(claim: Claim) -> str:
     """A digest of the toolkit's sources, of the module that defines ``claim`` and of its
-    check and stated forms (two claims planted under one id in one module differ here)."""
+    check and stated forms (two claims planted under one id in one module differ here).
+
+    All the sources, unlike a sweep point's key (:func:`verify.sweep.code_fingerprint`): a
+    record holds what the kernel computed from the evidence (verdict, diagnosis), and a
+    training claim's rerun reuses its stored sweep points, where its time goes."""
     h = hashlib.sha256(package_sources_digest().encode())
     source = inspect.getsourcefile(claim.check)
     if source and Path(source).exists():

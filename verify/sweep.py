@@ -17,7 +17,9 @@ Backends (the call is the same; only ``backend`` changes):
 Each chunk's points are committed to the store (the claims' SQLite file, table
 ``sweep_points``) the moment the chunk finishes, under a key of the sweep's name, the
 function, the point, the code fingerprint and the package versions; a rerun reuses every point
-stored as done and computes the rest. An exception in a point is recorded as that point's
+stored as done and computes the rest. The fingerprint (:func:`code_fingerprint`) covers only
+the code the point function can run, so a stopped paper-size run resumes after an edit
+elsewhere in the tree. An exception in a point is recorded as that point's
 error (a failed batched call is retried point by point, so one bad point loses no other); a
 worker that dies loses only the chunk it held, recorded as an error that a rerun retries.
 """
@@ -37,6 +39,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from verify.code_closure import module_code_digest
 from verify.metadata import git_revision, package_versions
 from verify.points import (
     Computed,
@@ -46,13 +49,7 @@ from verify.points import (
     failed_points,
     run_chunk,
 )
-from verify.store import (
-    BUSY_TIMEOUT_S,
-    DEFAULT_PATH,
-    ENV,
-    ResultStore,
-    package_sources_digest,
-)
+from verify.store import BUSY_TIMEOUT_S, DEFAULT_PATH, ENV, ResultStore
 
 BACKENDS = ("local", "dask")
 #: Environment variables: the backend a call without ``backend`` uses (default ``local``) and
@@ -178,12 +175,14 @@ def function_name(fn: PointFunction) -> str:
 
 
 def code_fingerprint(fn: PointFunction) -> str:
-    """A digest of the toolkit's sources and of the file that defines ``fn``."""
-    h = hashlib.sha256(package_sources_digest().encode())
+    """A digest of the code ``fn`` can run (:func:`verify.code_closure.module_code_digest`):
+    the module that defines it and every project module that module imports, directly or
+    not, without docstrings and comments. An edit elsewhere in the tree (a report, a
+    docstring) keeps every stored point; one to the simulation computes them again.
+    ``ValueError`` for a function whose module has no source file (an interactive session's):
+    its points could not be told from those of an edited function."""
     source = getattr(sys.modules.get(fn.__module__), "__file__", None)
-    if source and Path(source).exists():
-        h.update(Path(source).read_bytes())
-    return h.hexdigest()[:20]
+    return module_code_digest(fn.__module__, Path(source) if source else None)
 
 
 def point_key(name: str, function: str, point: Mapping[str, Any], *, code: str,
@@ -296,7 +295,10 @@ def run_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: s
     store = _resolve_store(store)
 
     started = time.perf_counter()
-    code, versions = code_fingerprint(fn), package_versions()
+    # keys only where a store reads and writes them: a function with no source file (an
+    # interactive session's) still runs with store='off'
+    code, versions = ((code_fingerprint(fn), package_versions()) if store is not None
+                      else ("", {}))
     keys = [point_key(name, function, p, code=code, versions=versions) for p in pts]
     outcomes: list[PointOutcome | None] = [None] * len(pts)
     if store is not None and not force:
