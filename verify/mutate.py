@@ -18,11 +18,11 @@ of that kind ("not applicable", whatever the check did with the refusal).
 A mutant is **killed** when an evidence item that agreed at the baseline (the unmutated claim,
 same seed and setting) now disagrees, when the mutant's run yields a disagreeing item the
 baseline does not have (on a failing baseline too), or when the check raises on it;
-**survived** when no item
-turns; **undecided** when it only turns items undecided; **masked** when the only items it
-moves already disagree at the baseline (the claim fails there as printed, so a wrong variant
-of the same form cannot fail it further: the check reads the form, and has shown it wrong) or
-were already undecided there (the setting cannot decide the form either way).
+**survived** when no item turns; **undecided** when it only turns items undecided; **masked**
+when the only items it moves already disagree at the baseline (the claim fails there as
+printed, so a wrong variant of the same form cannot fail it further: the check reads the
+form, and has shown it wrong) or were already undecided there (the setting cannot decide the
+form either way).
 A claim declares the survivors that are right to survive in ``Claim.equivalent_mutants``
 (``"form:operator"`` or ``"form:*"`` ->
 a short reason, e.g. ``"order-only: the check compares slopes"``); those are reported as
