@@ -24,8 +24,7 @@ TRAINING = ("li2.fig3", "li2.eq6", "li2.fig5", "li2.fig6", "li2.fig7", "li2.fig8
 #: fails when one of them gains a reference and is still listed).
 PENDING = {"li2.fig5", "li2.fig6",
            "li2.fig7", "li2.fig8", "li2.fig11-complex", "li2.fig14-zero-init", "li2.thm4",
-           "li2.sec6-deep", "li2.sec7-predictions", "li2.x.lock-in",
-           "li2.x.fig3-third-party"}
+           "li2.sec6-deep", "li2.sec7-predictions", "li2.x.lock-in"}
 
 
 @pytest.fixture(scope="module")
