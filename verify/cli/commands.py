@@ -418,27 +418,35 @@ def _check_backend(args: argparse.Namespace) -> None:
                   f"for each training grid", file=sys.stderr)
 
 
-def _confirm_plan(args: argparse.Namespace, ids: list[str], device_type: str, store) -> bool:
+def _confirm_plan(args: argparse.Namespace, ids: list[str], device_type: str, store,
+                  runnable: int) -> bool:
     """``--dry-run``: print the plan and say no. Otherwise print the estimate (stderr) when
     it is over a minute, and refuse a run over :data:`~verify.estimates.CONFIRM_SECONDS`
-    without ``--yes`` (exit 2, before any work)."""
-    from verify.estimates import CONFIRM_SECONDS, describe_seconds, estimate, plan_lines, total
+    without ``--yes`` (exit 2, before any work). On the CPU the estimates are scaled to this
+    machine's load with the run's ``runnable`` threads added (:func:`~verify.estimates.
+    for_load`)."""
+    from verify.estimates import (CONFIRM_SECONDS, Load, describe_seconds, estimate, for_load,
+                                  plan_lines, total)
 
+    load = Load.now() if device_type == "cpu" else None
     estimates = [estimate(i, args.fidelity, device_type, store) for i in ids]
+    if load is not None:
+        estimates = [for_load(e, load, runnable) for e in estimates]
     if args.dry_run:
         for line in plan_lines(estimates, fidelity=args.fidelity, device_type=device_type,
-                               jobs=args.jobs):
+                               jobs=args.jobs, load=load):
             print(line)
         return False
     seconds, unknown = total(estimates, args.jobs)
     if seconds > CONFIRM_SECONDS and not args.yes:
         longest = max((e for e in estimates if e.seconds is not None), key=lambda e: e.seconds)
         raise UsageError(f"this run is estimated at {describe_seconds(seconds)} (longest "
-                         f"{longest.claim_id}, {longest.text()}, {longest.source}); --dry-run "
-                         f"shows the plan, --yes runs it")
+                         f"{longest.claim_id}, {longest.text()}: {longest.basis()}); "
+                         f"--dry-run shows the plan, --yes runs it")
     if seconds > 60:
         print(f"{PROG}: estimated {describe_seconds(seconds)} for {len(ids)} claim(s)"
               + (f" ({unknown} without an estimate)" if unknown else "")
+              + (f", at the {load.text()}" if load is not None else "")
               + "; --dry-run shows the plan", file=sys.stderr, flush=True)
     return True
 
@@ -537,7 +545,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             else:
                 pending.append((i, overrides))
 
-        if not _confirm_plan(args, [claims[i].id for i, _ in pending], device.type, store):
+        # threads this run keeps runnable: the workers' (one process: torch's own)
+        runnable = min(usable_cores(), (args.jobs if pooled else 1) * threads)
+        if not _confirm_plan(args, [claims[i].id for i, _ in pending], device.type, store,
+                             runnable):
             return EXIT_OK
         bar = _progress_bar(len(pending), args.fidelity)
 
