@@ -35,7 +35,10 @@ The pieces, by what a claim author reaches for:
 * finding a claim: :func:`get_claim` (``get_claim("li2.thm2")``: a built-in claim, or one
   registered, by id or alias; the built-in claims load on its first use, not on
   ``import verify``). In Jupyter, ``import verify.report`` once, and claims and results show
-  themselves with the report's look (``docs/notebook.ipynb``).
+  themselves with the report's look (``docs/notebook.ipynb``);
+* declaring a paper: :class:`Paper` (id, title, claims module, sources), named in the
+  ``theory_verify.papers`` entry-point group of its distribution, so that an installed paper
+  is found without ``--module`` (:mod:`verify.papers`).
 
 Formulas that must evaluate on sympy matrices and torch tensors alike use
 :mod:`verify.arrays` (``inv``, ``transpose``, ``eye``, ...), the one public submodule.
@@ -96,6 +99,7 @@ from verify.evidence import (
     to_json_value,
     undecided,
 )
+from verify.papers import Paper
 from verify.plots import Heatmap, Plot, Reference
 from verify.points import batched
 from verify.registry import get as get_claim
@@ -132,8 +136,8 @@ __all__ = [
     "EXACT", "FALSE_ALARM", "LEVEL", "RESOLUTION", "RESOLVED", "SEED", "UNREAD_BEND",
     "Assumption", "Choice",
     "Claim", "ClaimResult", "Derivation", "Evidence", "Heatmap", "IntRange", "Limit",
-    "LogUniform", "NegativeControl", "Plot", "Reading", "Reference", "Route", "Run", "SkipClaim",
-    "Step", "Tolerance", "TrendFit", "Verdict",
+    "LogUniform", "NegativeControl", "Paper", "Plot", "Reading", "Reference", "Route", "Run",
+    "SkipClaim", "Step", "Tolerance", "TrendFit", "Verdict",
     "arrays", "at_least", "at_most", "batched", "bonferroni_z", "case_orders", "compare",
     "compare_cases", "conditioned", "draw", "equally_spaced", "fit_trend", "flow_limits",
     "geometric_grid", "geometric_tail", "get_claim", "ladder", "ladder_compare", "ladder_tolerance",

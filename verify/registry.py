@@ -1,21 +1,23 @@
 """The claim registry: ids (and aliases) to claims, and selection by id or glob.
 
-A lookup that finds nothing loads the built-in claims first (:func:`load_builtin_claims`), once:
-``get("li2.thm2")`` works in a fresh interpreter, and ``import verify`` stays cheap (it imports
-no claim).
+The papers come as plug-ins (:mod:`verify.papers`): the built-in ones and any installed paper
+are found through the ``theory_verify.papers`` entry points. A lookup that finds nothing loads
+their claims first (:func:`load_builtin_claims`), once: ``get("li2.thm2")`` works in a fresh
+interpreter, and ``import verify`` stays cheap (it imports no claim).
 """
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
 import os
-import pkgutil
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from verify.claim import Claim
+from verify.papers import Declared, Paper, discover
 
 _CLAIMS: dict[str, Claim] = {}
 _ALIASES: dict[str, str] = {}
@@ -51,24 +53,55 @@ def unregister(claim_id: str) -> None:
         _ALIASES.pop(alias, None)
 
 
+@functools.cache
+def _found() -> tuple[dict[str, Declared], dict[str, str]]:
+    """The papers the entry points declare, and the problems met, read once per process."""
+    return discover()
+
+
+def papers(*, builtin_only: bool = False) -> list[Paper]:
+    """The papers found, by id; ``builtin_only``: those the toolkit ships, whose expected
+    verdicts its tests hold (an installed paper's claims are checked, not tested here)."""
+    return [f.paper for _, f in sorted(_found()[0].items())
+            if f.builtin or not builtin_only]
+
+
 def load_builtin_claims() -> dict[str, str]:
-    """Import every module under ``verify.claims``; each registers its claims on import.
+    """Import the claims of every paper found: the built-in ones and any installed beside
+    them (:func:`papers`); each module registers its claims on import.
 
-    A module that fails to import does not take the others down: the failures come back as
-    ``{module: "ExceptionType: message"}`` for the caller to report.
+    A module that fails to import does not take the others down: the failures, and the
+    entry points that declare no usable paper, come back as ``{module: "ExceptionType:
+    message"}`` for the caller to report.
     """
-    import verify.claims as package
-
     global _BUILTIN_FAILURES
-    failures: dict[str, str] = {}
-    for info in pkgutil.walk_packages(package.__path__, prefix="verify.claims.",
-                                      onerror=lambda name: failures.setdefault(name, "")):
+    found, problems = _found()
+    failures = dict(problems)
+    for name in (m for f in found.values() for m in _claim_modules(f.paper, failures)):
         try:
-            importlib.import_module(info.name)
+            importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - reported to the user, the rest still load
-            failures[info.name] = f"{type(exc).__name__}: {exc}"
+            failures[name] = f"{type(exc).__name__}: {exc}"
     _BUILTIN_FAILURES = failures
     return failures
+
+
+def _claim_modules(paper: Paper, failures: dict[str, str]) -> list[str]:
+    """``paper``'s claim modules; none, with the reason in ``failures``, when its claims
+    module itself cannot be imported."""
+    try:
+        return paper.claim_modules()
+    except Exception as exc:  # noqa: BLE001 - as a claim module's failure above
+        failures[paper.claims] = f"{type(exc).__name__}: {exc}"
+        return []
+
+
+def builtin_claims() -> list[Claim]:
+    """The claims of the built-in papers (not an installed paper's, a ``--module``'s or a
+    test's planted claims), loaded on first need. A claim belongs to the paper whose id
+    begins its own."""
+    ids = {paper.id for paper in papers(builtin_only=True)}
+    return _with_builtins(lambda: [c for c in all_claims() if c.id.split(".")[0] in ids])
 
 
 def _with_builtins(find: Callable[[], _Found]) -> _Found:

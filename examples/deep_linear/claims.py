@@ -18,8 +18,8 @@ import sympy as sp
 import torch
 
 from verify import (
-    SEED, Assumption, Choice, Claim, Derivation, IntRange, LogUniform, NegativeControl, Route,
-    Step, fit_trend, geometric_grid, ladder, ladder_compare, ladder_tolerance,
+    SEED, Assumption, Choice, Claim, Derivation, IntRange, LogUniform, NegativeControl, Paper,
+    Route, Step, fit_trend, geometric_grid, ladder, ladder_compare, ladder_tolerance,
     level_errors, order_evidence, register, roundoff_floors, symbolic_identity,
     trend_evidence, undecided, unit_roundoff,
 )
@@ -28,10 +28,14 @@ from verify.arrays import exp, transpose
 from . import numerics as num
 from . import theory
 
-ARORA = ("Arora, Cohen & Hazan (2018), On the optimization of deep networks: implicit "
-         "acceleration by overparameterization, ICML")
-SAXE = ("Saxe, McClelland & Ganguli (2014), Exact solutions to the nonlinear dynamics of "
-        "learning in deep linear neural networks, ICLR")
+# The two papers, declared once; examples/deep_linear/pyproject.toml names them in the
+# theory_verify.papers entry-point group, so that once installed they need no --module.
+ARORA2018 = Paper(id="arora2018", claims=__name__, title=(
+    "Arora, Cohen & Hazan (2018), On the optimization of deep networks: implicit "
+    "acceleration by overparameterization, ICML"))
+SAXE2014 = Paper(id="saxe2014", claims=__name__, title=(
+    "Saxe, McClelland & Ganguli (2014), Exact solutions to the nonlinear dynamics of "
+    "learning in deep linear neural networks, ICLR"))
 
 #: A flow that moved its weights by less than this (relative) would keep *any* quantity
 #: nearly constant: conservation is only evidence once the flow has really moved.
@@ -121,7 +125,7 @@ def check_balance(run):
 
 BALANCE = register(Claim(
     id="arora2018.balance",
-    paper=ARORA,
+    paper=ARORA2018.title,
     kind="theorem",
     title="Gradient flow on a deep linear network conserves W_(j+1)^T W_(j+1) - W_j W_j^T",
     source="Theorem 1 (and Eq. 5 of its proof)",
@@ -272,7 +276,7 @@ def check_sigmoid(run):
 
 SIGMOID = register(Claim(
     id="saxe2014.sigmoid",
-    paper=SAXE,
+    paper=SAXE2014.title,
     kind="equation",
     title="Sigmoidal mode dynamics of a two-layer linear network and its half time",
     source="Eqs. (6)-(7), Sec. 2",

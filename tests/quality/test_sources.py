@@ -3,7 +3,7 @@
 A reference is ``SOURCES §X.Y`` (optionally ``verify/claims/<paper>/SOURCES.md §X.Y``), possibly
 followed by more sections joined by ``,``, ``and`` or ``-`` (``SOURCES §5.5, §5.6``), or a
 claim entry ``SOURCES ``li2.thm6`` and ``li2.secA1````. The paper is the one named in the path,
-else the paper package the file lives in (``li2`` or ``ns``), else the last explicit path earlier
+else the built-in paper's package the file lives in, else the last explicit path earlier
 in the same file. Each must match a heading of that paper's ``SOURCES.md``.
 """
 from __future__ import annotations
@@ -11,14 +11,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from verify.registry import papers
+
 ROOT = Path(__file__).resolve().parents[2]
-PAPERS = ("li2", "ns")
+#: Each built-in paper's sources file, by paper id (its declaration's ``sources``).
+SOURCES = {paper.id: paper.sources for paper in papers(builtin_only=True)}
+PAPERS = tuple(SOURCES)
 SKIP_DIRS = {".git", "build", "dist", "__pycache__", ".hypothesis", ".pytest_cache", ".venv"}
 
 _SECTION = r"§\d+(?:\.\d+)*"
 _SEP = r"(?:,\s*|\s+and\s+|\s*[-–]\s*)"
 _ID = r"``?([a-z0-9]+\.[\w.-]+?)``?"
-REF = re.compile(rf"(?:verify/claims/(?P<paper>li2|ns)/)?SOURCES(?:\.md)?`?\s+"
+_PAPER = "|".join(map(re.escape, PAPERS))
+REF = re.compile(rf"(?:verify/claims/(?P<paper>{_PAPER})/)?SOURCES(?:\.md)?`?\s+"
                  rf"(?P<chain>(?:{_SECTION}|{_ID})(?:{_SEP}(?:{_SECTION}|{_ID}))*)")
 HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.M)
 #: The findings page, generated from a results file (``report --findings``): its citations are
@@ -40,7 +45,7 @@ def _files() -> list[Path]:
 
 
 def _headings(paper: str) -> tuple[set[str], set[str]]:
-    text = (ROOT / "verify" / "claims" / paper / "SOURCES.md").read_text(encoding="utf-8")
+    text = SOURCES[paper].read_text(encoding="utf-8")
     sections, ids = set(), set()
     for title in HEADING.findall(text):
         m = re.match(rf"({_SECTION})\b", title)
@@ -59,8 +64,10 @@ def _package(rel: Path) -> str | None:
 
 
 def test_sources_files_exist_and_start_with_what_they_are():
+    assert PAPERS, "the registry finds no built-in paper"
     for paper in PAPERS:
-        text = (ROOT / "verify" / "claims" / paper / "SOURCES.md").read_text(encoding="utf-8")
+        assert SOURCES[paper] is not None, f"{paper} declares no sources file"
+        text = SOURCES[paper].read_text(encoding="utf-8")
         assert text.startswith("# "), paper
         assert "arXiv" in text.split("---")[0] and "catalogue" in text.split("---")[0], paper
 
