@@ -103,6 +103,8 @@ EXPECTED: dict[str, Expected] = {
     "ns.thm4.2": Expected("pass"),
     "ns.thm4.3": Expected("pass"),
     "ns.thm4.6": Expected("pass"),
+    "ns.x.attention-kq": Expected("pass", readings=(
+        ("B (the diagonal model taken literally for the full product)", "fail"),)),
     "ns.x.fine-tuning": Expected("inconclusive"),
     "ns.x.margin": Expected("fail"),
     "ns.x.mirror-bias-p": Expected("pass"),
