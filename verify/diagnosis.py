@@ -8,8 +8,14 @@ show the same sentence:
   case Z", exact items said as such, and how many other cases fail the same way;
 * ``inconclusive``: what could not be decided and what would decide it (from the notes and
   parameters of the undecided items, or the negative control that was not rejected);
-* ``pass``: the item closest to its tolerance;
+* ``pass``: what was measured at the item closest to deciding the other way: "order 1.20
+  [1.03, 1.38] >= stated 1" for a fitted order, "42.0 deg < 45 deg" for a threshold with a
+  unit, the measured interval nearest the other sign, else the discrepancy against its
+  tolerance; "agree exactly (discrepancy 0)" only when every item is exact;
 * ``error`` / ``skipped``: the exception's last line / the reason.
+
+A quantity names its unit in parentheses after its first words, as an axis label does
+("angle (degrees) between ..."); its values are then said with it.
 
 The decisive failing item: items are grouped by their quantity with a short case label
 (``"Z3: "``, ``"relu: "``) taken off; the group with readable values (numbers, small lists,
@@ -194,7 +200,9 @@ def _fmt(x: float | Fraction) -> str:
     if x == 0:
         return "0"
     f = Fraction(x).limit_denominator(64)
-    if abs(float(f) - x) <= 1e-9 * abs(x) and abs(f.numerator) < 10**6:
+    # a float is a fraction where a person would write one: 1/3, 3/5, 5/16; 0.08 stays 0.08
+    simple = f.denominator <= 12 or f.denominator & (f.denominator - 1) == 0
+    if simple and abs(float(f) - x) <= 1e-9 * abs(x) and abs(f.numerator) < 10**6:
         return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
     return f"{x:.3g}"
 
@@ -202,6 +210,13 @@ def _fmt(x: float | Fraction) -> str:
 def _dec(x: Any) -> str:
     """A measured statistic (an order, a slope, an interval end): 3 significant digits."""
     return f"{float(x):.3g}" if isinstance(x, (int, float)) else str(x)
+
+
+def _sig(x: Any) -> str:
+    """A measured value with its 3 significant digits kept: 1.20, 42.0, -0.00588."""
+    if not isinstance(x, (int, float)) or not math.isfinite(x) or x == 0:
+        return str(x) if x != 0 else "0"
+    return f"{float(x):#.3g}".rstrip(".")
 
 
 def _fmt_list(values: Sequence) -> str:
@@ -306,21 +321,33 @@ def _readable(e: Mapping[str, Any]) -> bool:
     return isinstance(m, Mapping) and ("order" in m or "slope" in m)
 
 
-def _agrees(e: Mapping[str, Any]) -> bool:
-    """Whether an item with discrepancy 0 says two values are equal (not a sign held, a
-    bound met, an order inside its interval)."""
-    return _is_exact(e) or e.get("metric") in ("relative", "absolute")
+_UNITS = {"degrees": "deg", "radians": "rad", "seconds": "s", "epochs": "epochs",
+          "steps": "steps"}
+_UNIT = re.compile(r"^[^(:]{1,40}\((" + "|".join(_UNITS) + r")\)")
+
+
+def _unit(e: Mapping[str, Any]) -> str:
+    """The unit the quantity names after its first words ("angle (degrees) between ...")."""
+    m = _UNIT.match(_split(str(e.get("quantity", "")))[1])
+    return _UNITS[m.group(1)] if m else ""
 
 
 def _margin(e: Mapping[str, Any]) -> float:
     """How far a passing item's measurement lies from deciding the other way: the distance of
-    its interval from 0 in units of the interval's width (a sign item), else infinity."""
+    its interval from 0 (a sign item) or from the stated order (an order item) in units of
+    the interval's width, else infinity."""
     m = e.get("measured")
     interval = m.get("interval") if isinstance(m, Mapping) else None
-    if e.get("metric") == "sign" and isinstance(interval, list) and len(interval) == 2:
-        lo, hi = (_number(x) for x in interval)
-        if lo is not None and hi is not None and hi > lo:
-            return float(min(abs(lo), abs(hi)) / (hi - lo))
+    if not (isinstance(interval, list) and len(interval) == 2):
+        return math.inf
+    lo, hi = (_number(x) for x in interval)
+    if lo is None or hi is None or not hi > lo:
+        return math.inf
+    if e.get("metric") == "sign":
+        return float(min(abs(lo), abs(hi)) / (hi - lo))
+    stated = _number(e.get("stated"))
+    if e.get("metric") == "order" and stated is not None:
+        return float(max(lo - stated, stated - hi, 0.0) / (hi - lo))
     return math.inf
 
 
@@ -336,39 +363,83 @@ def _measured_text(e: Mapping[str, Any]) -> str:
     return _values_text(e)
 
 
+def _order_text(e: Mapping[str, Any]) -> str:
+    """A fitted order against the stated one, as the item decided: "order 1.20 [1.03, 1.38]
+    >= stated 1" (``at_least``), "holds stated 1" (inside its t-interval), "< stated 1"
+    (fails), "holds stated 1, undecided at resolution 0.61 (needs 0.1)"."""
+    m = e["measured"]
+    stated = _number(e.get("stated"))
+    interval = m.get("interval")
+    if stated is None or not (isinstance(interval, list) and len(interval) == 2):
+        return f"order {_sig(m['order'])}"
+    lo, hi = (float(x) for x in interval)
+    text = f"order {_sig(m['order'])} [{_sig(lo)}, {_sig(hi)}]"
+    s = _fmt(stated)
+    at_least = any(">=" in k for k in e.get("comparisons") or {})
+    if e.get("ok") is None:
+        reach, needed = m.get("reach"), m.get("resolution needed")
+        return (f"{text} holds stated {s}, undecided at resolution {_sig(reach)}"
+                + (f" (needs {_dec(needed)})" if isinstance(needed, (int, float)) else ""))
+    if e.get("ok") is False:
+        return f"{text} {'<' if stated > hi else '>'} stated {s}"
+    if lo <= stated <= hi:
+        return f"{text} holds stated {s}"
+    if at_least and stated < lo:
+        return f"{text} >= stated {s}"
+    return f"{text}, stated {s} within its bend allowance"
+
+
+def _threshold_text(e: Mapping[str, Any]) -> str:
+    """An item with a unit compared with a stated 0 within a tolerance in the same unit: the
+    tolerance is the statement's threshold ("42.0 deg < 45 deg"); "" for any other item."""
+    unit, d, tol = _unit(e), e.get("discrepancy"), e.get("tolerance")
+    stated = e.get("stated")
+    zero = (stated.get("max_abs") == 0 if isinstance(stated, Mapping) and "max_abs" in stated
+            else _flatten(stated) is not None and not any(_flatten(stated)))
+    if not (unit and zero and e.get("metric") == "absolute"
+            and isinstance(d, (int, float)) and isinstance(tol, (int, float)) and tol > 0):
+        return ""
+    relation = "<" if d < tol else ">" if d > tol else "="
+    return f"{_sig(d)} {unit} {relation} {_fmt(tol)} {unit}"
+
+
 def _values_text(e: Mapping[str, Any]) -> str:
     """"stated X, measured Y (a factor r)" or the item's discrepancy against its tolerance."""
     exact = ", exact" if _is_exact(e) else ""
     m = e.get("measured")
-    if isinstance(m, Mapping) and ("order" in m or "slope" in m):
-        what = "order" if "order" in m else "slope"
+    if isinstance(m, Mapping) and "order" in m:
+        return _order_text(e)
+    if isinstance(m, Mapping) and "slope" in m:
         stated = _flatten(e.get("stated"))
         interval = m.get("interval")
         iv = (f" (interval [{_dec(interval[0])}, {_dec(interval[1])}])"
               if isinstance(interval, list) and len(interval) == 2 else "")
-        if what == "slope":
-            s = "" if not stated else f"stated slope {'>' if float(stated[0]) > 0 else '<'} 0, "
-            return f"{s}measured slope {_dec(m['slope'])}{iv}"
-        s = "" if not stated else f"stated order {_fmt(stated[0])}, "
-        return f"{s}measured order {_dec(m['order'])}{iv}"
+        s = "" if not stated else f"stated slope {'>' if float(stated[0]) > 0 else '<'} 0, "
+        return f"{s}measured slope {_dec(m['slope'])}{iv}"
+    threshold = _threshold_text(e)
+    if threshold:
+        return threshold
     if e.get("metric") == "violation":
         pair = _pair(e)
         if pair is not None:
             _, bound, measured, _ = pair
             direction = ">=" if any(">=" in k for k in (e.get("comparisons") or {})) else "<="
             i = _worst_violation(bound, measured, direction)
-            where = [f"worst of {len(bound)} entries"] if len(bound) > 1 else []
+            worst = "worst" if e.get("ok") is False else "tightest"
+            where = [f"{worst} of {len(bound)} entries"] if len(bound) > 1 else []
             note = str(e.get("note") or "")
             if note.startswith("measured") and len(note) <= 120:
                 where.append(note)  # what the two sides are, when the check says so
             if exact:
                 where.append("exact")
-            sign = "<" if direction == ">=" else ">"
+            sign = (direction if e.get("ok") else "<" if direction == ">=" else ">")
             return (f"measured {_fmt(measured[i])} {sign} stated bound {_fmt(bound[i])}"
                     + (f" ({'; '.join(where)})" if where else ""))
     pair = _pair(e)
     if pair is not None:
         _, stated, found, name = pair
+        if stated == found:
+            return f"{name} {_fmt_list(found)} as stated{exact}"
         rel = _relation(stated, found)
         if rel is None and len(stated) > 4:
             i = max(range(len(stated)), key=lambda k: abs(float(found[k]) - float(stated[k])))
@@ -600,6 +671,8 @@ def _decider(text: str, nonfinite: bool) -> str:
         wants.append("a run without NaN/Inf (a smaller step, or float64)")
     if "seed" in t:
         wants.append("more seeds")
+    if "longer grid" in t:
+        wants.append("a longer grid towards the limit")
     if any(w in t for w in ("epoch", "budget", "steps", "horizon", "never reach")):
         wants.append("a longer run")
     if "timeout" in t or "timed out" in t:
@@ -628,7 +701,10 @@ def _inconclusive(record: Mapping[str, Any], evidence: list[Mapping[str, Any]]) 
     if undecided:
         e = min(undecided, key=_size)
         note = str(e.get("note") or "").strip()
-        what = f"{note}, for {e.get('quantity')}" if note else f"{e.get('quantity')} undecided"
+        order = isinstance(e.get("measured"), Mapping) and "order" in e["measured"]
+        what = (f"{_order_text(e)}, for {e.get('quantity')}" if order
+                else f"{note}, for {e.get('quantity')}" if note
+                else f"{e.get('quantity')} undecided")
         more = f" ({len(undecided)} of {len(evidence)} items undecided)" \
             if len(undecided) > 1 else ""
         params = " ".join(str(k) for k in (e.get("parameters") or {}))
@@ -646,20 +722,24 @@ def _passed(evidence: list[Mapping[str, Any]]) -> str:
     if not decided:
         return ""
     e = max(decided, key=_ratio)
-    if _ratio(e) == 0 and not all(_agrees(x) for x in decided):
-        # no distance to show (a sign, a count, a bound met with room): say what was
-        # measured at the item that came nearest to the other side
-        e = min(decided, key=_margin)
-        held = ("the only item holds" if len(evidence) == 1 else
-                f"{len(decided)} of {len(evidence)} items hold")
-        which = "nearest the other side" if math.isfinite(_margin(e)) else "e.g."
-        return f"{held}; {which}: {_measured_text(e)}, at {e.get('quantity')}"
-    if _ratio(e) == 0:
+    if _ratio(e) > 0:
+        share = _ratio(e)
+        case = _case(e)
+        share_text = "under 1%" if share < 0.01 else f"{share:.0%}"
+        measured = (_order_text(e) if isinstance(e.get("measured"), Mapping)
+                    and "order" in e["measured"] else _threshold_text(e)
+                    or _discrepancy_text(e))
+        return (f"{measured}, {share_text} of the tolerance, the tightest of "
+                f"{len(evidence)} items: {e.get('quantity')}{', at ' + case if case else ''}")
+    measured = [x for x in decided if not _is_exact(x)]
+    if not measured:
         every = "the only item agrees" if len(evidence) == 1 else \
             f"all {len(evidence)} items agree"
         return f"{every} exactly (discrepancy 0)"
-    share = _ratio(e)
-    case = _case(e)
-    share_text = "under 1%" if share < 0.01 else f"{share:.0%}"
-    return (f"{_discrepancy_text(e)}, {share_text} of the tolerance, the tightest of "
-            f"{len(evidence)} items: {e.get('quantity')}{', at ' + case if case else ''}")
+    # no distance to show (a sign, an order, a count, a bound met with room): say what was
+    # measured at the item that came nearest to the other side
+    e = min(measured, key=_margin)
+    held = ("the only item holds" if len(evidence) == 1 else
+            f"{len(decided)} of {len(evidence)} items hold")
+    which = "nearest the other side" if math.isfinite(_margin(e)) else "e.g."
+    return f"{held}; {which}: {_measured_text(e)}, at {e.get('quantity')}"

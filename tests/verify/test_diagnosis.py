@@ -1,7 +1,7 @@
 """verify.diagnosis: one true, readable sentence per claim record."""
 from __future__ import annotations
 
-from tests.planted import gauss, gauss_off_by_one, make_claim
+from tests.planted import gauss, gauss_check, gauss_off_by_one, make_claim
 from verify.diagnosis import diagnose, diagnosed
 from verify.pytest_plugin import describe_failure
 from verify.runner import run_claim
@@ -67,7 +67,7 @@ def test_a_violated_bound_and_a_wrong_order():
                 metric="order", stated=1.0, tolerance=0.2, discrepancy=1.0,
                 measured={"order": -0.01, "interval": [-0.02, 0.0]})
     assert diagnose(record("fail", [rate])).startswith(
-        "stated order 1, measured order -0.01 (interval [-0.02, 0])")
+        "order -0.0100 [-0.0200, 0] < stated 1, for remainder")
 
 
 def test_inconclusive_says_what_is_undecided_and_what_would_decide_it():
@@ -92,7 +92,7 @@ def test_pass_names_the_tightest_item_with_comparable_digits():
     text = diagnose(record("pass", evidence))
     assert text == ("discrepancy 4.2e+01 (tol 4.5e+01), 93% of the tolerance, the tightest "
                     "of 2 items: angle, at K = 512")
-    exact = [item("a", ok=True, discrepancy=0.0, tolerance=0.0)]
+    exact = [item("a", ok=True, route="symbolic", metric="exact", tolerance=0.0)]
     assert diagnose(record("pass", exact)) == "the only item agrees exactly (discrepancy 0)"
 
 
@@ -134,3 +134,95 @@ def test_a_pass_on_signs_says_what_was_measured_not_agree_exactly():
     assert "exactly" not in text
     assert text == ("2 of 2 items hold; nearest the other side: measured -0.2 [-0.4, -0.01], "
                     "stated sign -, at Z23: the ridge top layer groks faster")
+
+
+def order_item(order, lo, hi, *, ok, stated=1.0, bound=">=", discrepancy=0.0, tolerance=0.2,
+               **measured):
+    return item("remainder as t -> 0: order vs stated 1", ok=ok, route="rate", metric="order",
+                stated=stated, discrepancy=discrepancy, tolerance=tolerance,
+                comparisons={f"measured {bound} stated": discrepancy},
+                measured={"order": order, "interval": [lo, hi], **measured})
+
+
+def test_a_pass_on_a_fitted_order_says_the_order_and_its_interval():
+    assert diagnose(record("pass", [order_item(1.2, 1.03, 1.38, ok=True)])) == (
+        "the only item holds; nearest the other side: order 1.20 [1.03, 1.38] >= stated 1, "
+        "at remainder as t -> 0: order vs stated 1")
+    inside = order_item(0.98, 0.95, 1.02, ok=True, bound="==")
+    assert "order 0.980 [0.950, 1.02] holds stated 1" in diagnose(record("pass", [inside]))
+    # the stated order beyond the t-interval but inside the bend allowance: a share of it
+    bent = order_item(0.9, 0.85, 0.95, ok=True, bound="==", discrepancy=0.05, tolerance=0.1)
+    assert diagnose(record("pass", [bent])).startswith(
+        "order 0.900 [0.850, 0.950], stated 1 within its bend allowance, 50% of the tolerance")
+
+
+def test_an_undecided_order_says_its_resolution():
+    undecided = order_item(1.18, 0.947, 1.41, ok=None, bound="==", discrepancy=None,
+                           reach=0.606, **{"resolution needed": 0.1})
+    undecided["note"] = ("undecided at resolution 0.606: ...; more seeds or a longer grid "
+                         "towards the limit resolve it")
+    assert diagnose(record("inconclusive", [undecided])) == (
+        "order 1.18 [0.947, 1.41] holds stated 1, undecided at resolution 0.606 (needs 0.1), "
+        "for remainder as t -> 0: order vs stated 1; more seeds or a longer grid towards the "
+        "limit would decide it")
+
+
+def test_a_threshold_in_degrees_is_said_in_degrees():
+    """li2.eq6: an angle against a stated 0 within 45 degrees is the statement 'below 45
+    degrees', not 'stated 0' (issue 31)."""
+    quantity = "angle (degrees) between node j's step and the decoupled step, median over nodes"
+    summary = {"shape": [20], "max_abs": 0.0, "fro": 0.0}
+    passing = item(quantity, ok=True, metric="absolute", stated=summary,
+                   measured={"shape": [20], "max_abs": 42.03, "fro": 142.0},
+                   discrepancy=42.03, tolerance=45.0, parameters={"M": 29})
+    assert diagnose(record("pass", [passing, item("sum", ok=True, discrepancy=1e-16)])) == (
+        f"42.0 deg < 45 deg, 93% of the tolerance, the tightest of 2 items: {quantity}, "
+        "at M = 29")
+    failing = item(quantity, ok=False, metric="absolute", stated=[0.0, 0.0],
+                   measured=[45.9, 44.0], discrepancy=45.9, tolerance=45.0,
+                   parameters={"M": 71}, comparisons={"stated~measured": 45.9})
+    assert diagnose(record("fail", [failing])) == f"45.9 deg > 45 deg, at M = 71, for {quantity}"
+
+
+def test_no_pass_line_says_agree_exactly_for_a_statistical_or_fitted_item():
+    """'agree exactly (discrepancy 0)' only where every item is exact; a Monte Carlo mean, a
+    fitted order, a sign, a training outcome or a bound met with room says what was measured
+    (issue 31)."""
+    exact = item("closed form", ok=True, route="symbolic", metric="exact", tolerance=0.0)
+    measured = [
+        item("Monte Carlo mean in standard errors", ok=True, route="monte-carlo",
+             metric="absolute", stated=0.0, measured=0.0, tolerance=2.5),
+        order_item(1.2, 1.03, 1.38, ok=True),
+        item("sign of the mean log ratio", ok=True, metric="sign", stated=1.0, tolerance=0.0,
+             measured={"mean": 0.9, "interval": [0.8, 1.0]}),
+        item("grokking outcome per configuration", ok=True, metric="absolute",
+             stated=[1.0, 0.0, 1.0, 0.0], measured=[1.0, 0.0, 1.0, 0.0], tolerance=0.0),
+        item("-(off-diagonal ratio) >= -0.08", ok=True, route="numeric", metric="violation",
+             stated=[-0.08, -0.08], measured=[-0.0731, -0.0542], tolerance=0.0,
+             comparisons={"measured>=stated": 0.0}),
+    ]
+    for e in measured:
+        for evidence in ([e], [exact, e]):
+            text = diagnose(record("pass", evidence))
+            assert "exactly" not in text and "discrepancy 0" not in text, text
+    assert diagnose(record("pass", [exact, exact])) == "all 2 items agree exactly (discrepancy 0)"
+    assert diagnose(record("pass", measured[3:4])).endswith(
+        "measured [1, 0, 1, 0] as stated, at grokking outcome per configuration")
+    assert "measured -0.0731 >= stated bound -0.08" in diagnose(record("pass", measured[4:]))
+
+
+def test_a_probe_that_does_not_hold_is_never_red_and_never_decides():
+    """li2.fig3 passes at quick, below the paper's size: its probe 'the paper's size' does not
+    hold, and the report says so in neutral ink, not as a red FAILS (issue 31)."""
+    from verify.report.html import claim_section
+
+    def check(run):
+        run.assume("the paper's size", False, detail="n = 10", probe=True)
+        yield from gauss_check(run)
+
+    result = run_claim(make_claim("test.probe", check=check), fidelity="quick")
+    rec = diagnosed(result.as_record())
+    assert rec["verdict"] == "pass" and rec["inside_assumptions"] is True
+    html = claim_section(rec)
+    assert "ok-false" not in html and "FAILS" not in html
+    assert "<td class='ok-probe'>not met (probe: reported, not deciding)</td>" in html

@@ -33,7 +33,7 @@ th{background:#f4f4f6}.num{text-align:right;font-variant-numeric:tabular-nums}
 .v{font-weight:600;padding:.1rem .45rem;border-radius:.3rem;color:#fff}
 .v-pass{background:#2b7a3d}.v-fail{background:#b3261e}.v-inconclusive{background:#8a6d00}
 .v-error{background:#5b2a86}.v-skipped{background:#666}
-.ok-true{color:#2b7a3d}.ok-false{color:#b3261e;font-weight:600}
+.ok-true{color:#2b7a3d}.ok-false{color:#b3261e;font-weight:600}.ok-probe{color:#555}
 .statement{background:#f7f7fb;padding:.6rem 1rem;border-left:3px solid #6b6bd6}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}
 pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}
@@ -408,11 +408,21 @@ def claim_section(c: Mapping[str, Any], shown: dict[str, str] | None = None) -> 
                           f"{exc if isinstance(exc, RenderError) else repr(exc)}") from exc
 
 
+def assumption_state(a: Mapping[str, Any]) -> tuple[str, str]:
+    """What an assumption's row says and its class: a probe beyond the assumptions that does
+    not hold is reported in neutral ink, since it never decides a verdict."""
+    if a["holds"]:
+        return "holds", "ok-true"
+    if a.get("probe"):
+        return "not met (probe: reported, not deciding)", "ok-probe"
+    return "FAILS", "ok-false"
+
+
 def _claim_section(c: Mapping[str, Any], shown: dict[str, str] | None) -> str:
     assumptions = "".join(
         f"<tr><td>{_e(a['name'])}</td><td>{prose(a.get('description', ''))}</td>"
-        f"<td class='ok-{str(a['holds']).lower()}'>{'holds' if a['holds'] else 'FAILS'}"
-        f"{' (probe)' if a.get('probe') else ''}</td><td>{_e(a.get('source', ''))}</td></tr>"
+        f"<td class='{assumption_state(a)[1]}'>{assumption_state(a)[0]}</td>"
+        f"<td>{_e(a.get('source', ''))}</td></tr>"
         for a in c.get("assumptions", []))
     control = c.get("negative_control")
     control_html = ""

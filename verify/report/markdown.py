@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verify.report.html import (RenderError, compared, diagnosis, exact_parts, is_large,
-                                 not_shown, printed_diagnosis, reading_diagnosis,
-                                 reading_verdict, readings, reproduce_command, short)
+from verify.report.html import (RenderError, assumption_state, compared, diagnosis,
+                                 exact_parts, is_large, not_shown, printed_diagnosis,
+                                 reading_diagnosis, reading_verdict, readings, reproduce_command,
+                                 short)
 from verify.references import summary_text
 from verify.report.mathml import prose_markdown
 from verify.report.svg_plots import draw_figure, evidence_chart
@@ -31,7 +32,7 @@ def _claim(c: Mapping[str, Any], figures_dir: str, files: dict[str, str]) -> lis
     if c.get("assumptions"):
         out += ["| assumption | meaning | this run | evaluated on |", "|---|---|---|---|"]
         out += [f"| {_cell(a['name'])} | {_cell(a.get('description', ''))} | "
-                f"{'holds' if a['holds'] else 'FAILS'}{' (probe)' if a.get('probe') else ''} | "
+                f"{assumption_state(a)[0]} | "
                 f"{a.get('source', '')} |" for a in c["assumptions"]]
         out.append("")
     out += ["| route | quantity | stated | derived | measured | discrepancy | tolerance | "

@@ -230,7 +230,9 @@ def _blockdiagonal(run: Run, name: str, probe: bool) -> Iterator[Evidence]:
     gram = F.mH @ F
     tol = roundoff(run.dtype, 4 * task.n, "length-n sums in the Gram entries, relative to "
                                           "the largest")
-    label = f"{name}{' (probe beyond Z7 and D4)' if probe else ''}"
+    # a further group is inside the statement (every finite group): it decides like Z7 and
+    # D4, unlike a probe beyond the assumptions (run.assume(probe=True)), which never does
+    label = f"{name}{' (a further group beyond Z7 and D4)' if probe else ''}"
     yield compare(Route.NUMERIC, f"{label}: Ft^* Ft block diagonal across irreps (largest "
                                  f"off-block |entry| / largest |entry|)",
                   stated=0.0, measured=_off_block(gram, labels), metric="absolute",
@@ -358,7 +360,8 @@ CLAIM = register(Claim(
             r"h; \langle a,b\rangle=\sum a\bar b (the other convention gives the complex "
             r"conjugate). Gram: Hermitian \tilde F^\ast\tilde F of the centred features of "
             r"li2.thm3's nodes [\mathbf u;\pm P\bar{\mathbf u}], 'irrep' the complex irrep of "
-            r"\mathbf u; checked on Z_7, D_4 and, as a probe, on Z_4. \Pi_k=\frac{d_k}{M}"
+            r"\mathbf u; checked on Z_7, D_4 and a further group, Z_4 (inside the statement, "
+            r"which covers every finite group). \Pi_k=\frac{d_k}{M}"
             r"\sum_g\overline{\chi_k(g)}R_g; \hat Y^{(k)} the least-squares fit by the nodes "
             r"of irrep k alone; the target column h' over (h_1,h_2^{-1}) from the labels. "
             r"Zero weight: |V_++V_-|/|V_+-V_-| for the minimum-norm V (the \eta\to0 limit).",
