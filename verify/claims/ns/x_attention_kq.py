@@ -155,7 +155,7 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
     r_sign = run.derivation(derive_balance_exponent(2)).result.r
     yield symbolic_identity("conserved power of |u_c|^r - |v_c|^r on diagonal factors "
                             "(Never Saddle's x = u o v, g = G_cc), at q = 1 (sign flow)",
-                            stated=sp.sympify(run.stated["sign_power"](Q_EXP)).subs(Q_EXP, 1),
+                            stated=sp.sympify(run.stated["sign_power"](sp.Integer(1))),
                             derived=r_sign.subs(Q_EXP, 1))
     diagonal = run.derivation(derive_brackets(d + 1, d + 1, diagonal=True)).result
     yield symbolic_identity(f"Lie brackets of the entry fields, diagonal factors (d = {d + 1}): "
@@ -165,7 +165,7 @@ def _symbolic(run: Run) -> Iterator[Evidence]:
         full = run.derivation(derive_brackets(dd, r)).result
         yield symbolic_identity(f"Lie brackets of the entry fields of W = Q K^T, d = {dd}, "
                                 f"r = {r}: non-commuting pairs (of {len(full.brackets)})",
-                                stated=sp.Integer(run.stated["noncommuting"](dd)),
+                                stated=sp.sympify(run.stated["noncommuting"](dd)),
                                 derived=sp.Integer(len(full.noncommuting)))
     witness = run.derivation(derive_sign_rates(*WITNESS)).result
     run.figure("sign flow at Q = (1, 1)^T, K = (1, -1)^T, grad f = [[1, 0], [1, 0]]: rates of "
@@ -406,6 +406,8 @@ CLAIM = register(Claim(
             "sign_power": stated_sign_power, "noncommuting": stated_noncommuting},
     check=check,
     control=NegativeControl("transposes swapped: Q Q^T - K K^T", {"balance": swapped_balance}),
+    equivalent_mutants={"spectrum:sign": "the stated spectrum is symmetric (+-sigma_j): a sign "
+                                         "flip permutes it, and it is compared sorted"},
     readings=(Reading("B (the diagonal model taken literally for the full product)",
                       r"sign descent on the full W_QW_K^\top keeps the paper's balance "
                       r"\|q_c\|_1-\|k_c\|_1 step by step, as it does for u\odot v",
