@@ -72,7 +72,8 @@ def discover() -> tuple[dict[str, Declared], dict[str, str]]:
     """
     found: dict[str, Declared] = {}
     problems: dict[str, str] = {}
-    for distribution, point in _entry_points():
+    # the toolkit's own first, so that a plug-in cannot take a built-in paper's id
+    for distribution, point in sorted(_entry_points(), key=lambda dp: dp[0] != TOOLKIT):
         where = f"{GROUP}:{point.name} = {point.value}"
         try:
             paper = point.load()

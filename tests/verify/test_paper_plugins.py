@@ -46,9 +46,9 @@ def test_a_broken_declaration_is_reported_and_the_others_still_load(monkeypatch)
                "renamed": f"{__name__}:IMPOSTOR",         # its id is not its name
                builtin.id: f"{__name__}:IMPOSTOR"}        # the id is taken
     own = plugins._entry_points()
-    monkeypatch.setattr(plugins, "_entry_points", lambda: own + [
+    monkeypatch.setattr(plugins, "_entry_points", lambda: [  # the plug-in's read first
         ("plug-in", importlib.metadata.EntryPoint(name, value, plugins.GROUP))
-        for name, value in planted.items()])
+        for name, value in planted.items()] + own)
     found, problems = plugins.discover()
     assert {id_: f.paper for id_, f in found.items()} == {p.id: p for p in registry.papers()}
     why = {where.split(" = ")[0].removeprefix(f"{plugins.GROUP}:"): text
