@@ -41,6 +41,7 @@ from theory.ns.weight_decay_regularizer import (
 )
 from verify import resolved_records
 from verify.claims.ns import thm4_14
+from verify.claims.ns._ladders import MIN_WINDOW
 from verify.claims.ns._weight_decay_limits import sign_settle_time
 from verify.registry import get
 from verify.run import Run
@@ -262,7 +263,7 @@ def test_the_resolved_window_ends_where_the_ladder_starts_to_chatter(chatter_fro
     assert n == expected
     t_r = (n - 1) * 3 / 30
     # Resolved everywhere: t_r = T; chattering from the start: below the decision threshold.
-    assert (t_r >= thm4_14.MIN_WINDOW * 3) == (chatter_from != 1)
+    assert (t_r >= MIN_WINDOW * 3) == (chatter_from != 1)
 
 
 def test_every_rung_pair_counts_not_only_the_finest():
@@ -289,7 +290,7 @@ def test_stiff_trajectory_ladder_is_a_run_that_did_not_resolve_not_a_nan():
     claim = get("ns.thm4.14")
     stiff, stiff_ran = _trajectory_outcome(1.1, claim.stated)
     assert (stiff.ok, stiff_ran) == (None, False)
-    assert stiff.parameters["t_r"] < thm4_14.MIN_WINDOW * stiff.parameters["T"]
+    assert stiff.parameters["t_r"] < MIN_WINDOW * stiff.parameters["T"]
     smooth, smooth_ran = _trajectory_outcome(1.5, claim.stated)
     assert (smooth.ok, smooth_ran) == (True, True)
     assert smooth.parameters["t_r"] == smooth.parameters["T"]
@@ -303,5 +304,5 @@ def test_a_wrong_drive_is_rejected_on_the_resolved_window():
     evidence, ran = _trajectory_outcome(1.1, {**claim.stated, **claim.control.stated})
     assert ran and evidence.ok is False
     T = evidence.parameters["T"]
-    assert thm4_14.MIN_WINDOW * T <= evidence.parameters["t_r"] < T
+    assert MIN_WINDOW * T <= evidence.parameters["t_r"] < T
     assert evidence.comparisons["stated~measured"] > 5 * evidence.tolerance.value

@@ -69,9 +69,9 @@ from verify.claims.ns._weight_decay_limits import (
     RestLimit,
     SignLimit,
     continuous_limits,
+    box_limit_compare,
     rest_compare,
     sign_settle_time,
-    sign_tolerance,
     simulate_sign_ladder,
 )
 
@@ -401,14 +401,14 @@ def _sign_batch(run: Run, problem: Problem, figures: dict[str, Any]) -> Iterator
         figures[f"decoupled, q=1, L={L} (AdamW)"] = {
             **sparsity(x_f, THRESHOLD).as_dict(),
             "max|x| / radius": float(x_f.abs().max()) / cell["radius"]}
-        yield compare(Route.NUMERIC, f"decoupled, q = 1, L = {L} (AdamW, beta = 0, eps = 0): grad "
-                      f"f at the limit (settle-phase average) vs at argmin f on ||x||_inf <= "
-                      f"alpha^(-L) (reading 2: a box{', not L_{3/2}' if L == 2 else ''})",
-                      derived=g_box, measured=g_f, metric="absolute",
-                      tolerance=sign_tolerance(limit, b, run.dtype, float(g_box.abs().max())),
-                      parameters={"L": L, "alpha": cell["decoupled"], "radius": cell["radius"],
-                                  "lr": p["lr"], "T": p["T"],
-                                  "settle time at lr/10": settle})
+        yield box_limit_compare(f"decoupled, q = 1, L = {L} (AdamW, beta = 0, eps = 0): grad f "
+                                f"at the limit (settle-phase average) vs at argmin f on "
+                                f"||x||_inf <= alpha^(-L) (reading 2: a box"
+                                f"{', not L_{3/2}' if L == 2 else ''})", limit, b,
+                                derived=g_box, dtype=run.dtype,
+                                parameters={"L": L, "alpha": cell["decoupled"],
+                                            "radius": cell["radius"], "lr": p["lr"],
+                                            "T": p["T"], "settle time at lr/10": settle})
     run.figure("coupled decay, discrete Adam + L2 (beta = 0, eps = 0): its ends at lr and at "
                "lr/2 (continued) against the fixed points of the flow; distances that halve "
                "with lr are chattering, a support coordinate left at 0 is a stall at a saddle",

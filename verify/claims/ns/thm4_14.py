@@ -55,7 +55,6 @@ from theory.ns.weight_decay_regularizer import (
     tidy,
 )
 from verify import (
-    RESOLVED,
     SEED,
     Choice,
     Claim,
@@ -65,15 +64,10 @@ from verify import (
     Route,
     Run,
     Tolerance,
-    compare,
     compare_cases,
     ladder,
-    ladder_compare,
-    ladder_tolerance,
     register,
-    resolved_records,
     symbolic_identity,
-    undecided,
     unit_roundoff,
 )
 from verify.arrays import sign
@@ -84,6 +78,8 @@ from verify.claims.ns._ladders import (
     decay_schedule,
     gradient_assumption,
     grid,
+    ran_resolved,
+    windowed_flow_compare,
 )
 from verify.claims.ns._scope import depth_scope, exponent_scope
 from verify.claims.ns._weight_decay_limits import (
@@ -96,23 +92,15 @@ from verify.claims.ns._weight_decay_limits import (
     SignLimit,
     _shared,
     _subset,
+    box_limit_compare,
     continuous_limits,
     problem_for_limits,
     rest_compare,
     sign_settle_time,
-    sign_tolerance,
     simulate_sign_ladder,
 )
 
 EXCESS = sp.Symbol("r", positive=True)  # q = 1 + r
-
-#: The trajectories decide only on a resolved window [0, t_r] of at least this fraction of T.
-#: The two flows share one velocity field, so a discrepancy in it moves them apart from t = 0
-#: on; a tenth of T (ten records of the coarsest rung at full fidelity) still holds the
-#: opening transient, where x moves most. A shorter window (a stiff phase from the start) is a
-#: run that did not resolve the flow.
-MIN_WINDOW = 0.1
-
 
 def stated_drive(g, q):
     r"""Review 4's form: the drive stays :math:`\operatorname{sign}(g)|g|^{q-1}` with decay."""
@@ -280,71 +268,30 @@ def _trajectories(run: Run) -> Iterator[Evidence]:
     x_mirror = ladder(mirror, p["steps"], p["levels"])
     gradient_assumption(run, problem, x_param[-1][:, None], p["gradient_floor"])
     # Near q = 1 the decayed flow settles where |g| is tiny (|g|^(q-1) = alpha L |x| / M:
-    # ~1e-5 and below at q = 1.1, alpha = 0.2), and the drive's slope (q-1)|g|^(q-2) (~1e4
-    # there, unbounded as g -> 0) puts RK4's fixed steps past their stability limit: from
-    # there on the ladder chatters instead of converging, which is no evidence either way (an
-    # explicit adaptive step would need ~1e5 steps there). A stock implicit scheme does not
-    # resolve it either (issue 19, tried: scipy's Radau, rtol 1e-6, full parameters at
-    # q = 1.1, L = 2, one start): with a finite-difference Jacobian the step collapses at
-    # t ~ 0.355, where a gradient coordinate is pinned at |g_k| ~ 1e-9 (dg_k/dt = b -
-    # c psi_q(g_k) rests at |g_k| ~ (b/c)^(1/(q-1)), the tenth power at q = 1.1); with the
-    # exact (autograd) Jacobian it crawls past it (t = 0.355 to 0.372 in 5e4 field calls) and
-    # stalls at the next one. Newton on the concave |g|^(q-1) overshoots (on s^(q-1) = k it
-    # maps s to s - (s - k s^(2-q))/(q-1), ~ -9s at q = 1.1) unless h x slope < 1, so the
-    # implicit step shrinks to the explicit one. Resolving it needs the stages solved in the
-    # drive's variable psi_q(.) (whose inverse is smooth). The identity is pointwise (one
-    # velocity field for both flows), so the flows are compared on the window [0, t_r] that
-    # both ladders resolve (resolved_records), measured from the ladders themselves; a window
-    # shorter than MIN_WINDOW x T is a run that did not resolve the flow.
-    finest = p["steps"] * 2 ** (p["levels"] - 1)
-    record_dt = p["T"] / p["steps"]
-    read_dt = p["T"] / (p["steps"] * 2 ** max(p["levels"] - 3, 0))  # coarsest rung read
+    # ~1e-5 and below at q = 1.1, alpha = 0.2): an explicit adaptive step would need ~1e5
+    # steps there. A stock implicit scheme does not resolve it either (issue 19, tried:
+    # scipy's Radau, rtol 1e-6, full parameters at q = 1.1, L = 2, one start): with a
+    # finite-difference Jacobian the step collapses at t ~ 0.355, where a gradient coordinate
+    # is pinned at |g_k| ~ 1e-9; with the exact (autograd) Jacobian it crawls past it (t =
+    # 0.355 to 0.372 in 5e4 field calls) and stalls at the next one. Newton on the concave
+    # |g|^(q-1) overshoots (on s^(q-1) = k it maps s to s - (s - k s^(2-q))/(q-1), ~ -9s at
+    # q = 1.1) unless h x slope < 1, so the implicit step shrinks to the explicit one.
+    # Resolving it needs the stages solved in the drive's variable psi_q(.) (whose inverse is
+    # smooth). So the flows are compared on their resolved window (windowed_flow_compare).
     unresolved = []
     for q in p["q"]:
         idx = G.where(q=q)
-        # The window reads the three finest rungs, those the tolerance reads (the finest pair
-        # for Richardson, the next for its observed order): RK4's stability limit scales with
-        # the step, so a coarser rung chatters earlier and says nothing about the finer ones.
-        n = resolved_records([[v[:, idx] for v in x_param[-3:]],
-                              [v[:, idx] for v in x_mirror[-3:]]])
-        t_r = (n - 1) * record_dt
-        xp, xm = [v[:n, idx] for v in x_param], [v[:n, idx] for v in x_mirror]
-        scale = float(xp[-1].abs().max())
-        tp = ladder_tolerance(xp, dtype=run.dtype, steps=finest, scale=scale,
-                              what="parameter-flow ladder")
-        tm = ladder_tolerance(xm, dtype=run.dtype, steps=finest, scale=scale,
-                              what="mirror-flow ladder")
-        window = "[0, T]"
-        if n < len(x_param[0]):
-            # Where the ladders stop resolving: the smallest gradient coordinate there and
-            # the drive's slope at it, times the coarsest step read, against RK4's real
-            # stability interval h |lambda| < 2.79 (an indication, not the field's Jacobian).
-            g_min = float(problem.grad(x_param[-1][n, idx]).abs().min())
-            slope = (q - 1) * g_min ** (q - 2)
-            window = (f"[0, t_r]: at the next record a step-halving change >= {RESOLVED / 2} "
-                      f"x size; there min_k |g_k| = {g_min:.1e}, the drive's slope "
-                      f"(q-1)|g|^(q-2) = {slope:.1e}, x the coarsest step read "
-                      f"{slope * read_dt:.2g} (RK4's real stability interval: h |lambda| < "
-                      f"2.79)")
         quantity = (f"x(t): parameter flow with decoupled decay alpha_t vs mirror flow with "
                     f"drift alpha_t L x/M(x; c(t)), c(t) = c(0) exp(-qA), q = {q}")
-        tolerance = Tolerance(tp.value + tm.value, f"({tp.why}) + ({tm.why})")
-        parameters = {"q": q, "L": p["L"], "alpha0": alpha0,
-                      "alpha_t": "alpha0 (1 + sin(2t)/2)", "T": p["T"], "t_r": t_r,
-                      "window": window, "dt": p["T"] / finest, "inits": p["inits"]}
-        if t_r < MIN_WINDOW * p["T"]:
-            short = f"q = {q}: resolved only up to t_r = {t_r:.3g} < {MIN_WINDOW} T"
-            unresolved.append(short)
-            yield undecided(Route.NUMERIC, quantity, short, tolerance=tolerance,
-                            parameters=parameters)
-            continue
-        yield ladder_compare(quantity, stated=xm[-1], measured=xp[-1], tolerance=tolerance,
-                             parameters=parameters)
-    run.ran(f"the fixed-step ladders resolve x(t) on at least {MIN_WINDOW} T (no stiff phase "
-            f"from the start)", not unresolved,
-            "; ".join(unresolved) + " (the drive's slope (q-1)|g|^(q-2) near the decayed "
-            "fixed point exceeds RK4's stability at these steps)" if unresolved
-            else "every q resolved on its window [0, t_r]")
+        compared = windowed_flow_compare(
+            quantity, [v[:, idx] for v in x_param], [v[:, idx] for v in x_mirror],
+            grad=problem.grad, q=q, p=p, dtype=run.dtype,
+            parameters={"q": q, "L": p["L"], "alpha0": alpha0,
+                        "alpha_t": "alpha0 (1 + sin(2t)/2)", "T": p["T"], "inits": p["inits"]})
+        if compared.short:
+            unresolved.append(compared.short)
+        yield compared.evidence
+    ran_resolved(run, unresolved)
 
 
 # --- limits (shared with ns.x.thm4.14-limit) --------------------------------------------------
@@ -423,14 +370,13 @@ def _limits(run: Run) -> Iterator[Evidence]:
         box = box_least_squares(A, y, radius)
         g_box = problem.regression.grad(box[None])[0]
         source = "Xie & Li's 1/alpha" if L == 1 else "derived alpha^(-L)"
-        yield compare(Route.NUMERIC, f"AdamW (beta = 0, eps = 0), L = {L}: grad f at the limit "
-                      f"(settle-phase average) vs at argmin f on ||x||_inf <= {source} (binding)",
-                      stated=g_box, measured=sign_limit.g[1][b], metric="absolute",
-                      tolerance=sign_tolerance(sign_limit, b, run.dtype,
-                                               float(g_box.abs().max())),
-                      parameters={"q": 1, "L": L, "alpha": alpha, "radius": radius,
-                                  "lr": p["lr"], "T": p["T"],
-                                  "settle time at lr/10": sign_limit.settle})
+        yield box_limit_compare(f"AdamW (beta = 0, eps = 0), L = {L}: grad f at the limit "
+                                f"(settle-phase average) vs at argmin f on ||x||_inf <= "
+                                f"{source} (binding)", sign_limit, b, derived=g_box,
+                                dtype=run.dtype,
+                                parameters={"q": 1, "L": L, "alpha": alpha, "radius": radius,
+                                            "lr": p["lr"], "T": p["T"],
+                                            "settle time at lr/10": sign_limit.settle})
         figures[f"q=1, L={L} (AdamW)"] = {
             **sparsity(sign_limit.x[1][b], THRESHOLD).as_dict(),
             "max|x| / radius": float(sign_limit.x[1][b].abs().max()) / radius}
@@ -572,15 +518,13 @@ def _limit_check(run: Run) -> Iterator[Evidence]:
         L, alpha, radius = cell["L"], cell["decoupled"], cell["radius"]
         stated = grad(_penalised(A, y, alpha, float(exponent_of(1, L)))[None])[0]
         derived = grad(box_least_squares(A, y, radius)[None])[0]
-        yield compare(Route.NUMERIC, f"AdamW (q = 1), L = {L}: grad f at the limit (settle-phase "
-                      f"average) vs at argmin f + alpha M_reg (stated) vs at argmin f on "
-                      f"||x||_inf <= alpha^(-L) (derived)", stated=stated, derived=derived,
-                      measured=sign_limit.g[1][b], metric="absolute",
-                      tolerance=sign_tolerance(sign_limit, b, run.dtype,
-                                               float(derived.abs().max())),
-                      parameters={"q": 1, "L": L, "alpha": alpha, "radius": radius,
-                                  "stated exponent": float(exponent_of(1, L)),
-                                  "settle time at lr/10": sign_limit.settle})
+        yield box_limit_compare(f"AdamW (q = 1), L = {L}: grad f at the limit (settle-phase "
+                                f"average) vs at argmin f + alpha M_reg (stated) vs at argmin "
+                                f"f on ||x||_inf <= alpha^(-L) (derived)", sign_limit, b,
+                                stated=stated, derived=derived, dtype=run.dtype,
+                                parameters={"q": 1, "L": L, "alpha": alpha, "radius": radius,
+                                            "stated exponent": float(exponent_of(1, L)),
+                                            "settle time at lr/10": sign_limit.settle})
 
 
 LIMIT_CLAIM = register(Claim(

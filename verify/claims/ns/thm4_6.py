@@ -60,7 +60,13 @@ from verify import (
 )
 from verify.arrays import sign, sqrt
 from verify.claims.ns import PAPER
-from verify.claims.ns._ladders import Grid, gradient_assumption, grid
+from verify.claims.ns._ladders import (
+    Grid,
+    gradient_assumption,
+    grid,
+    ran_resolved,
+    windowed_flow_compare,
+)
 from verify.claims.ns._metric_exponent import stated_metric_exponent
 from verify.claims.ns._scope import depth_scope, exponent_scope
 
@@ -254,13 +260,13 @@ def _regression(run: Run) -> Iterator[Evidence]:
     for lam in p["lam"]:
         W0[:, G.where(lam=lam)] = _random_balanced(run, _subgrid(G, lam), d,
                                                    f"regression {lam}", lam=lam)
-    finest = p["steps"] * 2 ** (p["levels"] - 1)
     xp, xm = _trajectories(run, G, W0, problem.grad, p, "rk4", "regression")
     verdicted = [b for b, lab in enumerate(G.labels) if lab["q"] > 1]
     if verdicted:  # a grid of q = 1 alone is reported, not verdicted
         gradient_assumption(run, problem, xp[-1][:, None, verdicted], p["gradient_floor"])
     run.figure("regression: sign changes of x along the finest parameter flow (zero "
                "crossings)", int(sign_changes(xp[-1]).sum()))
+    unresolved = []
     for q in p["q"]:
         idx = G.where(q=q)
         gaps = [float((a[:, idx] - b[:, idx]).abs().max()) for a, b in zip(xp, xm)]
@@ -271,13 +277,17 @@ def _regression(run: Run) -> Iterator[Evidence]:
                        "(chattering)", int(sign_changes(problem.grad(xp[-1][:, idx])).sum()))
             continue
         run.figure(f"q = {q} regression: max |x_param - x_mirror| at dt, dt/2, dt/4", gaps)
-        tolerance = _gap_tolerance(run, [v[:, idx] for v in xp], [v[:, idx] for v in xm],
-                                   finest)
-        yield ladder_compare(f"x(t): parameter flow vs mirror flow, regression with random "
-                             f"signs, q = {q}", stated=xm[-1][:, idx], measured=xp[-1][:, idx],
-                             tolerance=tolerance,
-                             parameters={"q": q, "L": p["L"], "lam": p["lam"], "T": p["T"],
-                                         "dt": p["T"] / finest})
+        # As the loss nears 0 a gradient coordinate can be pinned near 0 (seed 2763043, q =
+        # 1.25, L = 3, lam = 1: |g_k| ~ 1e-4 from t ~ 0.5, drive slope x dt ~ 9 > 2.79) and
+        # the fixed-step ladders chatter from there on: compared on the window they resolve.
+        compared = windowed_flow_compare(
+            f"x(t): parameter flow vs mirror flow, regression with random signs, q = {q}",
+            [v[:, idx] for v in xp], [v[:, idx] for v in xm], grad=problem.grad, q=q, p=p,
+            dtype=run.dtype, parameters={"q": q, "L": p["L"], "lam": p["lam"], "T": p["T"]})
+        if compared.short:
+            unresolved.append(compared.short)
+        yield compared.evidence
+    ran_resolved(run, unresolved)
 
 
 def _subgrid(G: Grid, lam: float) -> Grid:
@@ -323,8 +333,12 @@ CLAIM = register(Claim(
             "symbolic_depths": [2, 3, 4, 5],
             "pointwise": {"q": [1.0, 1.25, 1.5, 1.75, 2.0], "L": [2, 3, 4, 5], "d": 16,
                           "points": 13},
+            # The coarsest rung is T/8: at T/4 a draw's h M(x) reaches ~1 (seed 2763043, q =
+            # 2, L = 5: Heun's local orders 2.86, 2.55, 2.12 from the coarsest rung, a fitted
+            # 2.51), so the fit read the pre-asymptotic range; at T/8, |order - 2| <= 0.11
+            # and |order - 4| <= 0.15 over seeds 1-7 and 2763043.
             "smooth": {"q": [1.0, 1.25, 1.5, 1.75, 2.0], "L": [2, 3, 4, 5], "inits": 2,
-                       "d": 4, "gap": 2.0, "T": 0.1, "steps": 4, "levels": 4},
+                       "d": 4, "gap": 2.0, "T": 0.1, "steps": 8, "levels": 4},
             "regression": {"q": [1.0, 1.25, 1.5, 2.0], "L": [2, 3], "lam": [1e-2, 1.0],
                            "inits": 1, "T": 2.0, "steps": 50, "levels": 3,
                            "gradient_floor": 1e-6},
@@ -334,7 +348,7 @@ CLAIM = register(Claim(
             "pointwise": {"q": [1.0, 1.1, 1.25, 1.5, 1.75, 1.9, 2.0], "L": [2, 3, 4, 5],
                           "d": 64, "points": 31},
             "smooth": {"q": [1.0, 1.1, 1.25, 1.5, 1.75, 1.9, 2.0], "L": [2, 3, 4, 5],
-                       "inits": 4, "d": 8, "gap": 2.0, "T": 0.1, "steps": 4, "levels": 5},
+                       "inits": 4, "d": 8, "gap": 2.0, "T": 0.1, "steps": 8, "levels": 5},
             "regression": {"q": [1.0, 1.2, 1.5, 2.0], "L": [2, 3], "lam": [1e-4, 1e-2, 1.0],
                            "inits": 4, "T": 3.0, "steps": 100, "levels": 4,
                            "gradient_floor": 1e-6},
