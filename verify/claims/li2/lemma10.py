@@ -11,8 +11,10 @@ structured (:math:`p_l\propto\mu_l^a`, Zipf) distributions (measured).
 
 Both printed bounds hold, but one term of each max is never active: :math:`\min_l1/p_l\le L
 \le LH_L` (Lemma 10) and :math:`H_L\le L\le1/\min_lp_l` (main text); the sharp combination
-:math:`\max(1/\min_lp_l, LH_L)` also holds (a figure). Only Lemma 10's form is attained at
-uniform :math:`p`.
+:math:`\max(1/\min_lp_l, LH_L)` also holds (a figure). Lemma 10's form is attained at
+uniform :math:`p`; the main text's :math:`1/\min_lp_l` term at :math:`L=1`, and approached as
+:math:`\min_lp_l\to0`, where a tightness item compares the exact slack with 1, so a weaker
+bound fails there too.
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ projectors, and the exact least-squares residual of each reading of
 plus the least residual any real :math:`[\mathbf u;\pm P\mathbf u]` can reach (derived,
 :mod:`theory.li2.target_reconstruction`); float64 least squares on the network's features for
 larger and non-abelian groups (measured, :mod:`numerics.li2.target_reconstruction`).
+The node bound is sharp (attained where at most one nontrivial irrep has :math:`d_k>1`,
+abelian groups among them): a tightness identity there rejects a weaker bound.
 
 The float node construction shared with ``li2.appA2`` (:func:`float_nodes`) lives in
 :mod:`verify.claims.li2._irrep_nodes`.
