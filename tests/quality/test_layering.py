@@ -146,7 +146,8 @@ def test_the_worked_example_uses_only_the_public_api():
 #: other module of verify/ outside the claims is the kernel, a new one included.
 SERVICES = ("verify.store", "verify.sweep", "verify.check_pool", "verify.stress",
             "verify.mutate", "verify.estimates", "verify.diagnosis", "verify.pytest_plugin",
-            "verify.report", "verify.cli", "verify.__main__", "verify.references")
+            "verify.report", "verify.cli", "verify.__main__", "verify.references",
+            "verify.mutant_table")
 
 
 def _is_service(module: str) -> bool:
