@@ -330,8 +330,8 @@ def mutate(claim: Claim, *, pairs: Sequence[tuple[str, str]] | None = None,
             # e.g. the stated route's own solver gives up on the mutant: no evidence
             status, detail = "undecided", result.reason
         elif moved:
-            status, detail = "masked", ("read by items that already fail at the baseline: "
-                                        + "; ".join(moved[:3]))
+            status, detail = "masked", ("read only by items that fail or are undecided at "
+                                        "the baseline: " + "; ".join(moved[:3]))
         elif not any(e.ok is True for e in base.evidence):
             status, detail = "undecided", ("no item agrees at the baseline, so none can turn: "
                                            "this setting cannot test the form")
