@@ -101,3 +101,18 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="levels: need shape"):
         first_jump_time(problem, torch.tensor([0.1], dtype=torch.float64),
                         torch.tensor([0.5, 0.5], dtype=torch.float64), dt=0.1, max_steps=10)
+
+
+def test_a_scale_without_a_jump_is_inconclusive_not_a_crash():
+    """Found by stress over the problem's size (issue 30 item 10): at N = 5, d = 29, seed
+    18691 no coordinate reaches half its plateau at a = 0.1 or 0.01 within max_steps; the
+    check raised on the NaN jump time, and now says which scales had no jump."""
+    from verify.registry import get
+    from verify.runner import run_claim
+    r = run_claim(get("ns.prior.pesme-flammarion"), seed=18691, control=False, readings=False,
+                  overrides={"N": 5, "d": 29, "dt": 1.0,
+                             "a": (0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)})
+    assert r.verdict.value == "inconclusive"
+    missing = [a for a in r.assumptions if not a.holds]
+    assert any("no coordinate reached half its plateau" in a.detail and "0.1" in a.detail
+               for a in missing), missing

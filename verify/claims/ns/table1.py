@@ -48,6 +48,7 @@ from theory.ns.weight_decay_regularizer import (
 )
 from verify import (
     SEED,
+    Choice,
     Claim,
     Evidence,
     LogUniform,
@@ -488,11 +489,18 @@ CLAIM = register(Claim(
     check=check,
     control=NegativeControl("the q = 1, L = 2 decoupled cell as L_1",
                             {"cells": sparse_sign_cells}),
-    # q and L are the table's cells; the weight decay, the gradient the exponents are read
-    # at, the optimisers' step size and the initialisation vary
-    space={"pointwise.alpha": LogUniform(0.05, 0.9),
+    # q is the table's cells; L varies through the depths read as L -> oo (the a + b/L fit's
+    # sequence) and the deep depths of the limits, with the weight decays (the exponents',
+    # the box radius alpha^(-L)'s, the binding box's), the gradient the exponents are read at
+    # and the start. lr stays at its default: AdamW from these starts stalls at the saddle
+    # x_k = 0 at every other lr tried (0.005-0.05), an undecided item (box_limit_compare).
+    space={"pointwise.depths": Choice(((2, 4, 8, 16, 32), (3, 6, 12, 24, 48), (2, 3, 5, 10, 20),
+                                       (4, 8, 16, 32, 64), (2, 4, 8))),
+           "pointwise.alpha": LogUniform(0.05, 0.9),
            "pointwise.gradient": LogUniform(0.1, 2.0),
-           "limits.lr": LogUniform(0.005, 0.05),
+           "pointwise.box_alpha": LogUniform(0.5, 2.0),
+           "limits.deep": Choice(((3, 5), (3,), (4,), (3, 7), (5, 10))),
+           "limits.box_fraction": LogUniform(0.2, 0.9),
            "limits.init_scale": LogUniform(0.1, 1.0),
            "seed": SEED},
 ))

@@ -59,6 +59,7 @@ from verify import (
     Choice,
     Claim,
     Evidence,
+    IntRange,
     LogUniform,
     NegativeControl,
     Route,
@@ -308,12 +309,17 @@ def sign_descent_ladder(run: Run, problem: Problem, cells: list[dict[str, Any]],
         device=run.device), key=key, scope="process")
 
 
+#: The depths of the AdamW (q = 1) limit cells: L = 1 is Xie & Li's known box 1/alpha.
+SIGN_DEPTHS = [1, 2]
+
+
 def sign_limits(run: Run, p: dict[str, Any]) -> tuple[Problem, SignLimit]:
-    r"""AdamW at L = 1, 2 with :math:`\alpha` set so that the derived box radius
-    :math:`\alpha^{-L}` is ``box_fraction`` x :math:`b_0` (the box binds)."""
+    r"""AdamW at the depths ``p['sign_depths']`` with :math:`\alpha` set so that the derived
+    box radius :math:`\alpha^{-L}` is ``box_fraction`` x :math:`b_0` (the box binds)."""
     problem = problem_for_limits(run, p)
     radius = p["box_fraction"] * problem.sup_norm
-    cells = [{"L": L, "decoupled": radius ** (-1 / L), "radius": radius} for L in (1, 2)]
+    cells = [{"L": L, "decoupled": radius ** (-1 / L), "radius": radius}
+             for L in p["sign_depths"]]
     return problem, sign_descent_ladder(run, problem, cells, p, "sign start")
 
 
@@ -438,7 +444,7 @@ CLAIM = register(Claim(
             # route is re-derived from its own ladder (ladder_tolerance).
             "trajectories": {"q": [1.5, 2.0], "L": [2, 3], "inits": 1, "alpha": 0.2,
                              "T": 2.0, "steps": 25, "levels": 3, "gradient_floor": 1e-6},
-            "limits": LIMITS_QUICK,
+            "limits": {**LIMITS_QUICK, "sign_depths": SIGN_DEPTHS},
         },
         "full": {
             "symbolic_depths": [2, 3, 4, 5], "kolb_depths": [2, 3, 4],
@@ -447,7 +453,7 @@ CLAIM = register(Claim(
             "trajectories": {"q": [1.1, 1.25, 1.5, 1.75, 2.0], "L": [2, 3], "inits": 4,
                              "alpha": 0.2, "T": 3.0, "steps": 100, "levels": 4,
                              "gradient_floor": 1e-6},
-            "limits": LIMITS_FULL,
+            "limits": {**LIMITS_FULL, "sign_depths": SIGN_DEPTHS},
         },
     },
     stated={"drive": stated_drive, "known_q2": stated_known_q2,
@@ -546,12 +552,20 @@ LIMIT_CLAIM = register(Claim(
             r"learning-rate ladder). Expected to hold only at q=2. Finding: false for every "
             r"q<2 tested; smallest case q=1, L=1 (plain AdamW, M_{reg}=\alpha x^2/2 is a true "
             r"drift, but the limit is Xie & Li's box solution, not the ridge solution).",
-    parameters={"quick": {"limits": LIMITS_QUICK}, "full": {"limits": LIMITS_FULL}},
+    parameters={"quick": {"limits": {**LIMITS_QUICK, "sign_depths": SIGN_DEPTHS}},
+                "full": {"limits": {**LIMITS_FULL, "sign_depths": SIGN_DEPTHS}}},
     stated={"exponent": stated_limit_exponent},
     check=_limit_check,
     control=NegativeControl("a ridge penalty (alpha/2)||x||^2 in every cell",
                             {"exponent": ridge_exponent}),
-    space={"limits.lr": LogUniform(0.005, 0.05),
+    # The q = 1 cells' depth L, the binding box (which sets their decay), the regression's
+    # width d (N = 10 observations: underdetermined, as SOURCES §4.0) and the start vary;
+    # the flow cells (q, L) = (2, 2), (3/2, 3) are those whose reading-2 target is a lasso.
+    # lr stays at its default: AdamW from these starts stalls at the saddle x_k = 0 at every
+    # other lr tried (0.005-0.05), an undecided item (box_limit_compare).
+    space={"limits.sign_depths": Choice(((1, 2), (1,), (2,), (3,), (1, 2, 3), (2, 4))),
+           "limits.box_fraction": LogUniform(0.2, 0.9),
+           "limits.d": IntRange(12, 30),
            "limits.init_scale": LogUniform(0.1, 1.0),
            "seed": SEED},
 ))
