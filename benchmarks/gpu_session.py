@@ -519,11 +519,8 @@ def training_cost(claim_id: str, p: Mapping[str, Any]) -> tuple[float, float, st
         runs = len(p["etas"]) * len(p["seeds"])
         per = (_gemm(n, p["K"], p["M"]) + _gram(n, p["K"]) / p["diag_every"]
                + _test(p["M"], n, p["K"]) / p["eval_every"])
-        flops, steps = runs * p["epochs"] * per, p["epochs"]
-        if p["third_party"]:        # seed 0 per eta, author-style: Grams every epoch
-            flops += len(p["etas"]) * p["epochs"] * (_gemm(n, p["K"], p["M"]) + _gram(n, p["K"]))
-            steps += len(p["etas"]) * p["epochs"]
-        return flops, steps, "float64"
+        # li2.x.fig3-third-party reads the same runs (seed 0 among the seeds): no runs of its own
+        return runs * p["epochs"] * per, p["epochs"], "float64"
     if claim_id == "li2.eq6":
         n = train_count(p["M"], p["p"])
         runs = len(p["etas"]) * len(p["seeds"])
