@@ -85,7 +85,9 @@ def _is_boolean(value: Any) -> bool:
     module = type(value).__module__.split(".")[0]
     if module == "sympy":
         import sympy as sp
-        return isinstance(value, sp.logic.boolalg.Boolean)
+        # a Symbol is a Boolean too (it can stand in logic), but as an expression it is a
+        # number to mutate: li2.lemma3's correlation at n = m = 1 is the symbol r itself
+        return isinstance(value, sp.logic.boolalg.Boolean) and not isinstance(value, sp.Expr)
     if module in ("numpy", "torch"):
         return str(getattr(value, "dtype", "")).removeprefix("torch.") == "bool"
     return False

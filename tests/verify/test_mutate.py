@@ -172,6 +172,14 @@ def test_a_crash_on_a_yes_no_form_is_not_applicable_not_a_kill(form):
     assert "yes/no" in report.outcomes[0].detail
 
 
+def test_a_symbol_is_a_number_to_mutate_not_a_yes_no_value():
+    """sympy's Symbol is a Boolean subclass; a form returning the symbol r (li2.lemma3's
+    correlation at n = m = 1) must still be mutated."""
+    r = sp.Symbol("r")
+    assert sp.simplify(mutate_value(r, "scale") - r) != 0
+    assert mutate_value(r, "sign") == -r
+
+
 def test_the_table_keeps_other_rows_and_the_prose(tmp_path, capsys):
     """``--table`` rewrites the rows of the claims it ran, lists the registry's other claims
     as not generated, and leaves the text around the markers alone."""
