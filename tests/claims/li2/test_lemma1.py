@@ -40,7 +40,7 @@ from theory.li2.hermite import (
 )
 from verify.claim import NegativeControl
 from verify.diagnosis import diagnose
-from verify.claims.li2.lemma1 import stated_eq5_scalar
+from verify.claims.li2.lemma1 import SCALAR_QUANTITY, stated_eq5_scalar
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -80,8 +80,18 @@ def quick():
 
 # --- the claim --------------------------------------------------------------------------------
 
+def _scalar_items(evidence):
+    return {e.quantity.split(": ")[-1].split(" vs ")[0]: e for e in evidence
+            if e.quantity.startswith(SCALAR_QUANTITY)}
+
+
 def test_claim_fails_for_the_documented_reasons(quick):
-    assert failed_quantities(quick.evidence) == EXPECTED_FAILURES
+    failed = failed_quantities(quick.evidence)
+    # Eq. 5's scalar as a rate: order 2 in 1/K measured, 1 as printed (nc2 constant)
+    scalar = _scalar_items(quick.evidence)
+    assert scalar["order"].ok is False and scalar["shrinks towards the limit"].ok is True
+    assert 1.9 < scalar["order"].measured["order"] < 2.1 and 0.99 < scalar["order"].stated <= 1.0
+    assert failed - {scalar["order"].quantity} == EXPECTED_FAILURES
     assert all(e.ok is True for e in quick.evidence
                if e.route.value in ("symbolic", "monte-carlo", "property"))
     assert {"x^2 kernel E[sigma(sZ1) sigma(sZ2)] by bivariate integration"} \
@@ -111,6 +121,22 @@ def test_pushthrough_scalar_passes_where_eq5_fails():
     assert f"{FEATURE_SPREAD}: order vs stated 0.5" in failed_quantities(result.evidence)
 
 
+@pytest.mark.parametrize("wrong, label", [
+    (lambda K, n, c1, c2, eta: stated_eq5_scalar(K, n, c1, c2, eta) ** 1.1, "power 1.1"),
+    (lambda K, n, c1, c2, eta: eta / ((K * c1 + eta) * (n * c2 + eta) ** 0.9),
+     "(n c2 + eta)^0.9"),
+])
+def test_scalar_rate_rejects_a_planted_order_under_reading_b(wrong, label):
+    # Under reading B the printed prefactor has order 2 in 1/K and the item passes (above);
+    # a prefactor 10% off in its order (2.2, 1.9) must be rejected by the same data.
+    claim = get("li2.lemma1")
+    variant = dataclasses.replace(claim, stated={**claim.stated, "eq5_scalar": wrong})
+    small = {**SMALL, "map": {**SMALL["map"], "c2": "nonzero-spectrum"}}
+    result = run_claim(variant, overrides=small, control=False, readings=False)
+    order = _scalar_items(result.evidence)["order"]
+    assert order.ok is False, (label, order.note)
+
+
 def test_reading_b_fails_nothing_where_the_printed_reading_fails(quick):
     # nc2 from the nonzero spectrum of Ft^T Ft: Eq. 5 becomes the push-through form, and
     # Ft^T Ft is a multiple of I on its range; no item fails, and the rates, which the quick
@@ -120,6 +146,9 @@ def test_reading_b_fails_nothing_where_the_printed_reading_fails(quick):
     assert b.verdict is Verdict.INCONCLUSIVE, b.reason
     assert all(e.ok is not False for e in b.evidence)
     assert all("order vs stated" in e.quantity for e in b.evidence if e.ok is None)
+    # Eq. 5's scalar: order 2 in 1/K, as reading B's nc2 = K c1 predicts, resolved to 10%
+    scalar = _scalar_items(b.evidence)["order"]
+    assert scalar.ok is True and 1.99 < scalar.stated <= 2.0, scalar.note
     assert diagnose(quick.as_record()).startswith(
         "fails as printed; is undecided under reading B (nc2 from the nonzero spectrum)")
 
