@@ -142,3 +142,54 @@ def test_problems_reject_bad_input():
     with pytest.raises(ValueError, match="eta"):
         flow_to_times(F, Y, torch.zeros(1, 2, 2, dtype=F.dtype), -1.0,
                       torch.tensor([0.1], dtype=F.dtype), steps=1)
+
+
+# --- claim 4: the rise from O(alpha) to O(1), and the O(eta) limit for K >= n - 1 ----------
+
+def _claim4(evidence):
+    return {e.quantity: e for e in evidence if e.quantity.startswith("claim 4")}
+
+
+def test_claim_4_rise_and_wide_limit_are_decided_items():
+    result = run_claim(get("li2.prop1"), control=False)
+    items = _claim4(result.evidence)
+    peak = items["claim 4: max_t ||G_F(t)||_F as alpha -> 0 (rises to O(1)): order vs stated 0"]
+    rise = items["claim 4: the rise max_t ||G_F(t)||_F / ||G_F(0)||_F as alpha -> 0 (from "
+                 "O(alpha) to O(1)): order vs stated -1"]
+    assert peak.ok is True and abs(peak.measured["order"]) < 0.01
+    assert rise.ok is True and abs(rise.measured["order"] + 1) < 0.01
+    for K in (23, 48):   # K = n - 1 and K = 2n: beyond (A1), (A2) by rank
+        order = items[f"claim 4: ||G_F(+inf)||_F as eta -> 0 (eta = eps lambda+_min(Ft Ft^T)), "
+                      f"K={K} >= n-1=23: order vs stated 1"]
+        assert order.ok is True and 0.95 < order.measured["order"] < 1.05
+    assert all(a.holds for a in result.assumptions if "claim 4, K=" in a.name)
+
+
+@pytest.mark.parametrize("wrong, rejected", [
+    ({"rise": lambda alpha: (alpha, alpha**0.5)}, "rises to O(1)"),     # peak O(sqrt(alpha))
+    ({"rise": lambda alpha: (alpha**1.1, alpha**0)}, "from O(alpha) to O(1)"),
+    ({"limit_scale": lambda eta: eta**1.1}, "K=48"),
+])
+def test_claim_4_items_reject_a_planted_wrong_scale(wrong, rejected):
+    claim = get("li2.prop1")
+    variant = dataclasses.replace(claim, stated={**claim.stated, **wrong})
+    failed = _failed(run_claim(variant, control=False, readings=False).evidence)
+    assert any(rejected in q and "order" in q for q in failed), failed
+
+
+def test_exact_flow_solves_the_top_layer_flow():
+    from verify.claims.li2.prop1 import exact_flow
+    g = make_generator(3)
+    F, Y = draw_problems(2, 9, 4, 3, g, realisable=True)
+    V0 = 0.1 * randn(2, 1, 4, 3, generator=g)
+    eta, h = 0.05, 1e-6
+    times = torch.tensor([[0.0, 0.3, 2.0]] * 2, dtype=torch.float64)
+    V = exact_flow(F, Y, V0, eta, times)[:, 0]
+    assert torch.allclose(V[:, 0], V0[:, 0], atol=1e-13)
+    Ft, Yt = center(F), center(Y)
+    # dV/dt = -(Ft^T Ft + eta I) V + Ft^T Yt, by central differences (error O(h^2) ~ 1e-12)
+    Vp = exact_flow(F, Y, V0, eta, times + h)[:, 0]
+    Vm = exact_flow(F, Y, V0, eta, times - h)[:, 0]
+    A = (Ft.transpose(-1, -2) @ Ft)[:, None]
+    field = -(A @ V + eta * V) + (Ft.transpose(-1, -2) @ Yt)[:, None]
+    assert torch.allclose((Vp - Vm) / (2 * h), field, atol=1e-7)
