@@ -191,8 +191,8 @@ class Claim:
 
         return {
             "id": self.id, "aliases": list(self.aliases), "paper": self.paper,
-            "kind": self.kind, "title": self.title, "source": self.source,
-            "statement": self.statement, "reading": self.reading,
+            "kind": self.kind, "tags": list(self.tags), "title": self.title,
+            "source": self.source, "statement": self.statement, "reading": self.reading,
             "assumptions": [{"name": a.name, "description": a.description}
                             for a in self.assumptions],
             "parameters": to_json_value(self.parameters),

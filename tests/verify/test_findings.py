@@ -178,3 +178,28 @@ def test_report_findings_on_the_command_line(mixed, tmp_path, capsys):
     assert main(["report", "--from", str(src), "--out", str(tmp_path / "full")]) == 0
     assert (tmp_path / "full" / "findings.html").exists()
     assert (tmp_path / "full" / "index.html").exists()
+
+
+def test_the_size_table_says_which_size_decided_each_training_verdict():
+    ref = {"verdict": "fail", "fidelity": "full", "made": "2026-12-07", "revision": "abc1234def",
+           "stale": False, "diagnosis": "d", "cpu_seconds": 528.4, "sizes": "M=71, K=2048"}
+    record = record_of(
+        claim("a.eq", "pass", tags=["training"], reference=ref),
+        claim("a.fig", "inconclusive", tags=["training"]),
+        claim("a.old", "pass", tags=["training"], reference={**ref, "verdict": "pass",
+                                                              "stale": True}),
+        claim("a.lemma", "fail"))
+    md = render_findings_markdown(record)
+    table = md.split("## Which size decided each verdict")[1]
+    assert "| `a.eq` | pass (quick) | fail (2026-12-07, rev abc1234) | M=71, K=2048 | 528 | " \
+           "paper size (toy size disagrees) |" in table
+    assert "| `a.fig` | inconclusive (quick) | no run yet |  |  | toy size only |" in table
+    assert "stale) |" in table and "before the claim code last changed" in table
+    assert "a.lemma" not in table   # neither training nor referenced
+    html = render_findings_html(record)
+    assert "<h2>Which size decided each verdict</h2>" in html and "<td>toy size only</td>" in html
+
+
+def test_no_size_table_without_training_claims_or_references(mixed):
+    assert "Which size decided" not in render_findings_markdown(mixed)
+    assert "Which size decided" not in render_findings_html(mixed)

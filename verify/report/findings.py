@@ -207,6 +207,63 @@ def _none_text(claims: Sequence[Mapping[str, Any]], where: str) -> str:
     return ""
 
 
+#: The tag a claim carries when its verdict depends on the size it trains at (the papers'
+#: experiments): such a claim is listed in the size table even before it has a reference.
+SIZED_TAG = "training"
+
+
+def size_rows(claims: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Per claim tagged :data:`SIZED_TAG` or holding a paper-size reference, which size decided
+    its verdict: the run's own (toy) verdict beside the reference's, or that no paper-size run
+    has been made.
+
+    >>> size_rows([{"id": "a.fig", "verdict": "pass", "tags": ["training"], "fidelity": "quick",
+    ...             "reference": {"verdict": "fail", "fidelity": "full", "made": "2026-12-07",
+    ...                           "revision": "abc1234", "stale": False, "cpu_seconds": 528.0,
+    ...                           "sizes": "M=71, K=2048"}}])[0]["decided"]
+    'paper size (toy size disagrees)'
+    """
+    rows = []
+    for c in claims:
+        ref = c.get("reference")
+        if not isinstance(ref, Mapping) and SIZED_TAG not in c.get("tags", ()):
+            continue
+        row = {"id": c["id"], "toy": f"{c['verdict']} ({c.get('fidelity', '')})"}
+        if isinstance(ref, Mapping):
+            cpu = ref.get("cpu_seconds")
+            row |= {"paper": f"{ref['verdict']} ({ref['made']}, rev "
+                             f"{(ref.get('revision') or 'none')[:7]}"
+                             f"{', stale' if ref.get('stale') else ''})",
+                    "sizes": str(ref.get("sizes") or ""),
+                    "cpu": "" if cpu is None else f"{float(cpu):.0f}",
+                    "decided": ("paper size, by a reference made before the claim code last "
+                                "changed" if ref.get("stale") else
+                                "paper size (toy size disagrees)" if contradicts(c) else
+                                "paper size")}
+        else:
+            row |= {"paper": "no run yet", "sizes": "", "cpu": "",
+                    "decided": "toy size only"}
+        rows.append(row)
+    return rows
+
+
+_SIZE_HEAD = ("claim", "toy size", "paper size", "its sizes", "CPU-s", "decided at")
+_SIZE_KEYS = ("id", "toy", "paper", "sizes", "cpu", "decided")
+SIZE_INTRO = ("The claims that train, and any claim with a "
+              "paper-size reference (`verify/references/`), with this run's verdict beside the "
+              "reference's.")
+
+
+def size_table_markdown(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """:func:`size_rows` as a Markdown table (no lines where there are no rows)."""
+    rows = size_rows(claims)
+    if not rows:
+        return []
+    return ["| " + " | ".join(_SIZE_HEAD) + " |", "|" + "---|" * len(_SIZE_HEAD),
+            *("| " + " | ".join(("`" + r[k] + "`") if k == "id" else r[k].replace("|", "/")
+                                for k in _SIZE_KEYS) + " |" for r in rows)]
+
+
 def _slug(text: str) -> str:
     return "paper-" + (re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "none")
 
@@ -283,6 +340,15 @@ def render_findings_html(record: Mapping[str, Any], *, title: str = TITLE) -> st
         if paper_none:
             parts.append(f"<p>{_e(paper_none)}</p>")
         parts.append("</section>")
+    rows = size_rows(claims)
+    if rows:
+        parts.append("<section id=sizes><h2>Which size decided each verdict</h2>"
+                     f"<p>{_e(SIZE_INTRO.replace('`', ''))}</p><table><tr>"
+                     + "".join(f"<th>{_e(h)}</th>" for h in _SIZE_HEAD) + "</tr>"
+                     + "".join("<tr>" + "".join(
+                         f"<td{' class=num' if k == 'cpu' else ''}>{_e(r[k])}</td>"
+                         for k in _SIZE_KEYS) + "</tr>" for r in rows)
+                     + "</table></section>")
     return "".join(parts) + "</body></html>\n"
 
 
@@ -345,4 +411,7 @@ def render_findings_markdown(record: Mapping[str, Any], *, title: str = TITLE) -
         paper_none = _none_text(mine, "of this paper ")
         if paper_none:
             lines += [paper_none, ""]
+    sizes = size_table_markdown(claims)
+    if sizes:
+        lines += ["## Which size decided each verdict", "", SIZE_INTRO, "", *sizes, ""]
     return "\n".join(lines) + "\n"
