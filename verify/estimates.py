@@ -171,8 +171,11 @@ def _from_reference(claim_id: str, fidelity: str, device_type: str) -> Estimate 
     p = ref.provenance
     assumes, contention = _state((p.get("machine") or {}).get("cores"),
                                  (p.get("load") or {}).get("1min"))
-    return Estimate(claim_id, float(p["wall_seconds"]), f"reference result: measured, "
-                    f"{ref.made}", assumes=assumes, contention=contention)
+    # a run resumed from stored training points costs, from scratch, those points' seconds too
+    stored = float((p.get("sweep_points") or {}).get("reused_seconds", 0.0))
+    return Estimate(claim_id, float(p["wall_seconds"]) + stored, f"reference result: measured"
+                    f"{' with its stored points' if stored else ''}, {ref.made}",
+                    assumes=assumes, contention=contention)
 
 
 def _own_medium(claim_id: str) -> bool:

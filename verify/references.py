@@ -131,10 +131,15 @@ def sizes_text(parameters: Mapping[str, Any], limit: int = 160) -> str:
 
 def save(record: Mapping[str, Any], *, module: str, run: Mapping[str, Any],
          cpu_seconds: float | None, wall_seconds: float, load: Mapping[str, Any],
-         made: str, folder: Path | None = None) -> Path:
+         made: str, folder: Path | None = None,
+         sweep_points: Mapping[str, float] | None = None) -> Path:
     """Write ``record`` (a diagnosed claim record at :data:`FIDELITY`) as its claim's
     reference, with the provenance from ``run`` (the results JSON's run block: versions,
-    device and threads, seed, dtype, git) and the measured times and load."""
+    device and threads, seed, dtype, git) and the measured times and load.
+    ``sweep_points``: the run's training points computed and read from the store
+    (:func:`verify.sweep.sweep_tally`), so a resumed run's cost is stated whole:
+    ``cpu_seconds`` and ``wall_seconds`` are this run's, ``reused_seconds`` what the stored
+    points took when they were computed."""
     if record.get("fidelity") != FIDELITY:
         raise ValueError(f"record: fidelity {record.get('fidelity')!r}; a reference is made "
                          f"at {FIDELITY!r}")
@@ -149,6 +154,8 @@ def save(record: Mapping[str, Any], *, module: str, run: Mapping[str, Any],
         "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 1),
         "wall_seconds": round(wall_seconds, 1), "load": dict(load),
         "sizes_text": sizes_text(record.get("parameters") or {}),
+        **({"sweep_points": {k: round(v, 1) for k, v in sweep_points.items()}}
+           if sweep_points and sweep_points.get("reused") else {}),
     }
     data = {"schema": SCHEMA, "claim": record["id"], "fidelity": record["fidelity"],
             "made": made, "module": module, "code": claim_code_digest(module),

@@ -432,12 +432,26 @@ def describe_scheduler(address: str, timeout: float = CONNECT_TIMEOUT_S) -> str:
             f"dashboard {dashboard}")
 
 
+#: What :func:`stored_sweep` has done in this process: points computed, points read from the
+#: store, and the seconds those stored points took when they were computed. A paper-size
+#: reference made on a resumed run states its cost as this run's plus the stored points'.
+_TALLY = {"computed": 0, "reused": 0, "reused_seconds": 0.0}
+
+
+def sweep_tally() -> dict[str, float]:
+    """A copy of this process's sweep tally (:data:`_TALLY`); subtract two to get a run's."""
+    return dict(_TALLY)
+
+
 def stored_sweep(fn: PointFunction, points: Iterable[Mapping[str, Any]], *, name: str,
                  batch_size: int = 1) -> list[dict[str, Any]]:
     """The sweeper of ``check`` (:class:`verify.hooks.Sweeper`): :func:`run_sweep` with the
     store and backend its environment names; the results in the points' order, or
     ``RuntimeError`` naming the points that failed."""
     report = run_sweep(fn, points, name=name, batch_size=batch_size)
+    for o in report.outcomes:
+        _TALLY["reused" if o.reused else "computed"] += 1
+        _TALLY["reused_seconds"] += o.seconds if o.reused else 0.0
     if report.failed:
         raise failed_points(name, [(o.point, o.error) for o in report.failed],
                             len(report.outcomes))

@@ -147,3 +147,45 @@ def test_the_reference_list_shows_each_with_its_state(tmp_path, full_record, cap
     monkeypatch.setattr(references, "claim_code_digest", lambda module: "0" * 16)
     assert main(["reference", "--list", "--out", str(tmp_path)]) == 0
     assert "STALE" in capsys.readouterr().out
+
+
+def test_a_resumed_run_states_its_stored_points_and_the_estimate_counts_them(
+        tmp_path, full_record, capsys, monkeypatch):
+    from verify import estimates
+
+    record, run = full_record
+    points = {"computed": 3, "reused": 9, "reused_seconds": 3105.04}
+    references.save(record, module="verify.claims.li2.eq2", run=run, cpu_seconds=40.0,
+                    wall_seconds=50.0, load={"1min": 0.5}, made="2026-12-07", folder=tmp_path,
+                    sweep_points=points)
+    assert main(["reference", "--list", "--out", str(tmp_path)]) == 0
+    assert "(+ 9 of 12 training points from the store, 3105 s when computed)" in \
+        capsys.readouterr().out
+    monkeypatch.setattr(references, "FOLDER", tmp_path)
+    est = estimates._from_reference("li2.eq2", "full", "cpu")
+    assert est.seconds == pytest.approx(50.0 + 3105.0, abs=0.1)
+    assert "with its stored points" in est.source
+    # nothing reused: nothing stated, nothing added
+    references.save(record, module="verify.claims.li2.eq2", run=run, cpu_seconds=40.0,
+                    wall_seconds=50.0, load={"1min": 0.5}, made="2026-12-07", folder=tmp_path,
+                    sweep_points={"computed": 12, "reused": 0, "reused_seconds": 0.0})
+    assert "sweep_points" not in json.loads((tmp_path / "li2.eq2.json").read_text())["provenance"]
+    assert estimates._from_reference("li2.eq2", "full", "cpu").seconds == pytest.approx(50.0)
+
+
+def test_the_sweep_tally_counts_computed_and_stored_points(tmp_path, monkeypatch):
+    from verify import sweep
+
+    monkeypatch.setenv("THEORY_VERIFY_STORE", str(tmp_path / "s.sqlite"))
+    before = sweep.sweep_tally()
+    pts = [{"x": 1.0}, {"x": 2.0}]
+    sweep.stored_sweep(_double, pts, name="tally")
+    sweep.stored_sweep(_double, pts + [{"x": 3.0}], name="tally")
+    after = sweep.sweep_tally()
+    assert after["computed"] - before["computed"] == 3
+    assert after["reused"] - before["reused"] == 2
+    assert after["reused_seconds"] >= before["reused_seconds"]
+
+
+def _double(point):
+    return {"y": 2 * point["x"]}

@@ -13,11 +13,12 @@ import argparse
 import json
 import time
 from datetime import datetime, timezone
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from verify import references, registry
 from verify.cli.arguments import UsageError
+from verify.sweep import sweep_tally
 
 
 def _seconds(text: str) -> float:
@@ -87,6 +88,16 @@ def _from_file(args: argparse.Namespace, ids: list[str], folder: Path) -> int:
     return 0
 
 
+def _stored_text(points: Mapping[str, float] | None) -> str:
+    """`` (+ 12 of 40 training points from the store, 3105 s when computed)`` where a run
+    resumed from stored points, else nothing."""
+    if not points or not points.get("reused"):
+        return ""
+    total = int(points["reused"] + points.get("computed", 0))
+    return (f" (+ {int(points['reused'])} of {total} training points from the store, "
+            f"{points.get('reused_seconds', 0):.0f} s when computed)")
+
+
 def _list(folder: Path) -> int:
     """One line per reference in ``folder``, in claim-id order."""
     rows = []
@@ -101,7 +112,7 @@ def _list(folder: Path) -> int:
         rows.append(f"{ref.claim:<22} {ref.verdict:<12} {ref.made}  rev "
                     f"{(ref.revision or '-')[:7]}  {'STALE' if ref.stale else 'fresh'}  "
                     f"{cpu:>6} CPU-s  {p.get('wall_seconds', 0):>7.0f} s wall  "
-                    f"{p.get('sizes_text', '')}")
+                    f"{p.get('sizes_text', '')}{_stored_text(p.get('sweep_points'))}")
     print("\n".join(rows) if rows else f"no references in {folder}")
     return 0
 
@@ -124,10 +135,12 @@ def cmd_reference(args: argparse.Namespace, cli_main: Callable[[list[str]], int]
         results = folder / f".{claim_id}.results.json"
         before = references.load_average()
         cpu, wall = references.cpu_seconds_used(), time.monotonic()
+        tally = sweep_tally()
         modules = [x for m in args.modules for x in ("--module", m)]
         code = cli_main(["check", claim_id, "--fidelity", references.FIDELITY, "--jobs", "1",
                          "--time-limit", "none", "--yes", "--json", str(results), *modules])
         cpu, wall = references.cpu_seconds_used() - cpu, time.monotonic() - wall
+        points = {k: v - tally[k] for k, v in sweep_tally().items()}
         if code != 0:
             return code
         data = json.loads(results.read_text(encoding="utf-8"))
@@ -140,7 +153,8 @@ def cmd_reference(args: argparse.Namespace, cli_main: Callable[[list[str]], int]
                                wall_seconds=float(record["seconds"]) if reused else wall,
                                load={"before": before, "after": references.load_average(),
                                      **({"reused_from_store": True} if reused else {})},
-                               made=data["run"]["finished"][:10], folder=folder)
-        print(f"{claim_id}: {record['verdict']} at full in {wall:.0f} s wall, {cpu:.0f} CPU-s; "
-              f"wrote {path}")
+                               made=data["run"]["finished"][:10], folder=folder,
+                               sweep_points=points)
+        print(f"{claim_id}: {record['verdict']} at full in {wall:.0f} s wall, {cpu:.0f} CPU-s"
+              f"{_stored_text(points)}; wrote {path}")
     return 0
