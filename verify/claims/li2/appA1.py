@@ -15,7 +15,16 @@ and with float64 evaluations (:mod:`numerics.li2.group_task`, :mod:`numerics.li2
   and its :math:`x^2` decomposition :math:`S=(\mathbf u\circ\mathbf u)\mathbf 1^\top+
   \mathbf 1(\mathbf v\circ\mathbf v)^\top+\mathbf u\mathbf v^\top`,
   :math:`\hat S_{k,r}=\hat{\mathbf u}_{k,r}\hat{\mathbf v}_{k,r}^*`;
-* the first inequality of Eq. 22, :math:`\mathcal E\le\tfrac M2\sum_ka_kb_k/d_k`.
+* Eq. 21 (Cauchy-Schwarz), :math:`|\sum_r\mathrm{tr}\,\hat S_{k,r}|^2\le a_kb_k` with the
+  printed :math:`\hat S_{k,r}`, at random points and with equality at the vertices;
+* the first inequality of Eq. 22, :math:`\mathcal E\le\tfrac M2\sum_ka_kb_k/d_k`;
+* Eq. 23, the simplex vertices are strict local maxima of Eq. 22's bound
+  (:mod:`theory.li2.simplex_vertices`: vertex values and edge slopes, exactly);
+* Eq. 25, the real domain's weights (:math:`\tfrac M2` for self-conjugate irreps, :math:`M` for
+  one member of each conjugate pair), against Eq. 20 as printed and against :math:`\mathcal E`.
+
+Eqs. 16-19 and 24 have no printed form in the transcription (verify/claims/li2/SOURCES.md gives
+only Eqs. 13-15, 20-23 and 25): they are not checked.
 """
 from __future__ import annotations
 
@@ -45,6 +54,7 @@ from theory.li2.thm2_proof import (
 from theory.li2.thm2_proof import (
     activation_matrix as symbolic_activation_matrix,
 )
+from theory.li2.simplex_vertices import derive_vertex_edges
 from theory.li2.top_down import common_field
 from verify import (
     SEED,
@@ -163,6 +173,55 @@ def stated_eq22(M: int, dims: Sequence[int], a: torch.Tensor, b: torch.Tensor) -
     return M / 2 * (a * b / d).sum(-1)
 
 
+def stated_eq21(a, b):
+    r"""Eq. 21 (Cauchy-Schwarz), the right-hand side: :math:`|\sum_r\mathrm{tr}\,\hat S_{k,r}|^2
+    \le a_kb_k` (``a``, ``b``: the block masses of :math:`\hat{\mathbf u}`,
+    :math:`\hat{\mathbf v}`)."""
+    return a * b
+
+
+def stated_eq23_vertex(M, d):
+    r"""Eq. 23: the vertex :math:`\mathbf e_{k_0}` of the simplex has the value
+    :math:`f(\mathbf e_{k_0})=\tfrac M{8d_{k_0}}` of Eq. 22's bound :math:`\tfrac M8\sum_k
+    c_k^2/d_k`."""
+    return sp.Rational(M, 8) / d
+
+
+def stated_eq23_slope_sign():
+    """Eq. 23: each vertex is a *strict* local maximum along the simplex: the first-order
+    change along every edge away from it is negative (sign -1)."""
+    return -1
+
+
+def stated_eq25_weight(M: int, d: int, self_conjugate: bool):
+    r"""Eq. 25 (real domain): the weight of :math:`|t_k|^2` in :math:`\mathcal E` for real
+    :math:`\mathbf w`, :math:`t_k=\sum_r\mathrm{tr}\,\hat S_{k,r}`: :math:`\tfrac M{2d_k}` for
+    a self-conjugate (real) irrep, :math:`\tfrac M{d_k}` for the one member of a
+    complex-conjugate pair that represents it (the other member is left out)."""
+    return sp.Rational(M, 2 * d) if self_conjugate else sp.Rational(M, d)
+
+
+def _exact(x) -> Fraction:
+    """A weight as an exact rational (a float mutant keeps its binary value exactly)."""
+    if isinstance(x, sp.Rational):
+        return Fraction(int(x.p), int(x.q))
+    return x if isinstance(x, (int, Fraction)) else Fraction(float(x))
+
+
+def eq25_sum(run: Run, M: int, reps, traces):
+    r"""Eq. 25's sum with the stated weights: self-conjugate irreps, and the lower-index member
+    of each conjugate pair (``reps``: the nontrivial irreps, ``traces`` aligned with them)."""
+    total = None
+    for rep, t in zip(reps, traces):
+        own = rep.conjugate_index == rep.index
+        if not own and rep.conjugate_index < rep.index:
+            continue
+        w = run.stated["eq25_weight"](M, rep.dim, own)
+        term = _abs2(t) * (float(w) if isinstance(t, torch.Tensor) else _exact(w))
+        total = term if total is None else total + term
+    return total
+
+
 # --- exact route ------------------------------------------------------------------------------
 
 @lru_cache(maxsize=16)
@@ -231,6 +290,53 @@ def _symbolic_eq20(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
     run.figure(f"{G.name}: corrected Eq. 20, (M/2) sum_(k!=0) ||sum_r S^_(k,r)||_F^2 / d_k, "
                f"minus E (exact)", {"identically zero": not (frob - energy).terms,
                                     "monomials of E": len(energy.terms)})
+
+
+def _symbolic_eq25(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
+    r"""Eq. 25 from the exact block traces, against Eq. 20 as printed (the regrouping step:
+    for real :math:`\mathbf w`, :math:`t_{\bar k}=\overline{t_k}`) and against
+    :math:`\mathcal E` of Eq. 7 (the statement)."""
+    M = G.order
+    energy, traces, _ = _eq20_polys(G)
+    reps = irreps(G)[1:]
+    dims = [r.dim for r in reps]
+    printed25 = eq25_sum(run, M, reps, traces[1:])
+    printed20 = run.stated["eq20"](M, dims, traces[1:])
+    params = {"group": G.name, "M": M, "dims": dims,
+              "pairs": sum(1 for r in reps if r.conjugate_index > r.index)}
+    for target, label in ((printed20, "Eq. 20 as printed (the regrouping step)"),
+                          (energy, "E from Eq. 7")):
+        monomials, (stated, derived) = coefficient_vectors(printed25, target)
+        yield symbolic_identity(
+            f"{G.name}: Eq. 25 (real w: self-conjugate irreps at M/2, one of each conjugate "
+            f"pair at M) vs {label} (exact polynomials in real u, v)",
+            stated=stated, derived=derived, parameters={**params, "monomials": len(monomials)},
+            note="t_k = sum_r tr S^_(k,r) exact in Q(zeta_L); |t|^2 = t conj(t) with u, v real")
+
+
+def _symbolic_eq23(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
+    r"""Eq. 23 on the simplex of the group's nontrivial irreps, from the definition of Eq.
+    22's bound (:func:`theory.li2.simplex_vertices.derive_vertex_edges`)."""
+    M = G.order
+    dims = [r.dim for r in irreps(G)[1:]]
+    edges = run.derivation(derive_vertex_edges(M, dims)).result
+    if not edges:   # one nontrivial irrep: the simplex is a point
+        return
+    pairs = sorted(edges)
+    params = {"group": G.name, "M": M, "dims": dims, "edges": len(pairs)}
+    yield symbolic_identity(
+        f"{G.name}: Eq. 23, f(e_k0) = M/(8 d_k0) at every vertex of the simplex of Eq. 22's "
+        f"bound f(c) = M/8 sum_k c_k^2/d_k (exact)",
+        stated=sp.Matrix([run.stated["eq23_vertex"](M, dims[k0]) for k0, _ in pairs]),
+        derived=sp.Matrix([edges[e]["value"] for e in pairs]), parameters=params)
+    yield symbolic_identity(
+        f"{G.name}: Eq. 23, strict local maxima: sign of the slope g'(0) of f along every "
+        f"edge from e_k0 towards e_j (exact)",
+        stated=sp.Matrix([run.stated["eq23_slope_sign"]() for _ in pairs]),
+        derived=sp.Matrix([sp.sign(edges[e]["slope"]) for e in pairs]), parameters=params,
+        note="feasible directions at a vertex are nonnegative combinations of its edges; the "
+             "first-order change is linear in the direction, so negative on every edge is "
+             "negative on all")
 
 
 def _schur(run: Run, G: FiniteGroup) -> Iterator[Evidence]:
@@ -335,6 +441,10 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
                   stated=run.stated["eq20"](M, dims, traces), measured=measured,
                   tolerance=tol, parameters=params,
                   note="S^ = Q^* S Q, Eq. 8's Q from the float unitary irreps")
+    yield compare(Route.NUMERIC, f"{name}: Eq. 25 (real w: self-conjugate irreps at M/2, one of "
+                                 f"each conjugate pair at M) vs E from Eq. 7 at random unit w",
+                  stated=eq25_sum(run, M, irreps(G)[1:], traces.unbind(-1)), measured=measured,
+                  tolerance=tol, parameters=params)
     run.figure(f"{name}: corrected Eq. 20 (Frobenius) / E at random unit w", {
         "max |ratio - 1|": float(((M / 2 * (frob / torch.tensor(dims, dtype=frob.dtype,
                                                                  device=dev)).sum(-1))
@@ -352,6 +462,20 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
         printed.append(tr)
         a.append(sum(u_hat[:, c].abs().square().sum(-1) for c in copies))
         b.append(sum(v_hat[:, c].abs().square().sum(-1) for c in copies))
+    # Eq. 21 on its own: |sum_r tr S^_(k,r)|^2 <= a_k b_k with the printed S^_(k,r) = u^ v^*
+    # (the step, given the decomposition before it; with S^ = Q^* S Q from the definition the
+    # left side is 4x larger, the factor 2 of S = ... + 2 u v^T, reported as a figure).
+    a21, b21 = torch.stack(a, -1), torch.stack(b, -1)
+    t21 = torch.stack(printed, -1)
+    yield at_least(Route.NUMERIC, f"{name}: Eq. 21 (Cauchy-Schwarz), -|sum_r tr S^_(k,r)|^2 >= "
+                                  f"-a_k b_k at random unit w, every nontrivial irrep, S^_(k,r) "
+                                  f"= u^_(k,r) v^_(k,r)^* as printed",
+                   measured=-t21.abs().square(), bound=-run.stated["eq21"](a21, b21),
+                   tolerance=roundoff(dt, 4 * (M * M + M), "Q^* u, Q^* v and the block sums"),
+                   parameters=params)
+    run.figure(f"{name}: Eq. 21 with S^ = Q^* S Q from the definition: max over random w and "
+               f"irreps of |sum_r tr S^_(k,r)|^2 / (a_k b_k)",
+               float((traces.abs().square() / (a21 * b21)).max()))
     printed_e = run.stated["eq20"](M, dims, torch.stack(printed, -1))
     yield compare(Route.NUMERIC, f"{name}: Eq. 20 with the printed x^2 decomposition "
                                  f"S^_(k,r) = u^_(k,r) v^_(k,r)^* vs E from Eq. 7 at random unit w",
@@ -370,6 +494,18 @@ def _numeric(run: Run, name: str) -> Iterator[Evidence]:
                      for copies in blocks[1:]], -1)
     b = torch.stack([sum(v_hat[:, c].abs().square().sum(-1) for c in copies)
                      for copies in blocks[1:]], -1)
+    # Eq. 21's equality case, which Eq. 22's attainment needs: at [u; +-Pu], v^ = +-u^, so
+    # |t_k|^2 = a_k b_k in every block (0 = 0 off the vertex's component).
+    tv = torch.stack([sum(torch.diagonal(run.stated["S_hat_x2"](u_hat[:, c], v_hat[:, c]),
+                                         dim1=-2, dim2=-1).sum(-1) for c in copies)
+                      for copies in blocks[1:]], -1)
+    yield compare(Route.NUMERIC, f"{name}: Eq. 21 with equality at the vertices [u; +-Pu], "
+                                 f"[chi; P chi]: |sum_r tr S^_(k,r)|^2 vs a_k b_k (S^ as "
+                                 f"printed)",
+                  stated=run.stated["eq21"](a, b), measured=tv.abs().square(),
+                  tolerance=roundoff(dt, 4 * (M * M + M), "Q^* S Q and the block masses"),
+                  metric="absolute", parameters={"group": name, "points": labels},
+                  note="absolute: off the vertex's component both sides are 0")
     bound = run.stated["eq22"](M, dims, a, b)
     yield at_least(Route.NUMERIC, f"{name}: Eq. 22, -E >= -(M/2) sum_k a_k b_k / d_k at the "
                                   f"vertices [u; +-Pu], [chi; P chi] (i.e. E <= the bound)",
@@ -396,6 +532,13 @@ def check(run: Run) -> Iterator[Evidence]:
     for name in p["schur_groups"]:
         yield from run.memo_route("schur", ("case1", "case2"),
                                   lambda name=name: _schur(run, build_group(name)), key=name)
+    for name in p["symbolic_groups"]:
+        G = build_group(name)
+        yield from run.memo_route("eq25", ("eq25_weight", "eq20"),
+                                  lambda G=G: _symbolic_eq25(run, G),
+                                  key=name)
+        yield from run.memo_route("eq23", ("eq23_vertex", "eq23_slope_sign"),
+                                  lambda G=G: _symbolic_eq23(run, G), key=name)
     yield from run.memo_route("S", ("S_x2",), lambda: iter([_s_decomposition(run)]))
     for name in p["numeric_groups"]:
         yield from _numeric(run, name)
@@ -406,7 +549,8 @@ CLAIM = register(Claim(
     aliases=("li2.secA1",),
     paper=PAPER,
     kind="equation",
-    title="Facts in the proof of Thm. 2 (Eqs. 13-25): target sums, Schur cases, Eq. 20, Eq. 22",
+    title="Facts in the proof of Thm. 2 (Eqs. 13-25): target sums, Schur cases, Eqs. 20-23, "
+          "Eq. 25",
     source="App. A.1, Eqs. 13-25",
     statement=r"z_h=\langle R_h,S\rangle_F\ (13),\ \mathcal E=\tfrac12\sum_h(z_h-\bar z)^2\ (14)"
               r"=\tfrac12\sum_h\langle\tilde R_h,S\rangle_F^2\ (15);\ \text{Case 1: }\sum_h"
@@ -416,7 +560,10 @@ CLAIM = register(Claim(
               r"\mathrm{tr}\,\hat S_{k,r}|^2\ (20);\ x^2:\ S=(\mathbf u\circ\mathbf u)"
               r"\mathbf 1^\top+\mathbf 1(\mathbf v\circ\mathbf v)^\top+\mathbf u\mathbf v^\top,\ "
               r"\hat S_{k,r}=\hat{\mathbf u}_{k,r}\hat{\mathbf v}_{k,r}^*;\ \mathcal E\le"
-              r"\tfrac M2\sum_ka_kb_k/d_k\ (22)",
+              r"\tfrac M2\sum_ka_kb_k/d_k\ (22);\ |\sum_r\mathrm{tr}\,\hat S_{k,r}|^2\le "
+              r"a_kb_k\ (21);\ \mathbf e_{k_0}\text{ strict local maxima on the simplex (23)};\ "
+              r"\text{real }\mathbf w:\ \tfrac M2\text{ real irreps},\ M\text{ one of each "
+              r"complex pair (25)}",
     reading=r"The printed forms are the SOURCES file's transcription (not the paper's text "
             r"verbatim). Full task, \mathbf w=[\mathbf u;P\mathbf v], S_{ij}=\sigma(u_i+v_j), "
             r"\sigma(x)=x^2; R_h\mathbf e_b=\mathbf e_{hb}, \tilde R_h=R_hP_1^\perp "
@@ -425,8 +572,18 @@ CLAIM = register(Claim(
             r"(k,r) are the diagonal d_k\times d_k blocks; the sums over k run over the "
             r"nontrivial complex irreps; vec stacks rows; C_k(h) read as the unitary U_k(h). "
             r"a_k=\sum_r|\hat{\mathbf u}_{k,r}|^2. Eq. 22 is tested at the vertices where the "
-            r"paper says it is attained. Not checked separately: Eqs. 16-19, 21, 23-25 (Eq. 23's "
-            r"vertex maxima are li2.thm2's ascent; Eq. 25 regroups Eq. 20 for real w).",
+            r"paper says it is attained. Eq. 21 is checked as the step it is, with the printed "
+            r"\hat S_{k,r}=\hat{\mathbf u}_{k,r}\hat{\mathbf v}_{k,r}^* (with \hat S=Q^*SQ from "
+            r"the definition the left side is 4x larger: the factor 2 of S=\dots+2\mathbf u"
+            r"\mathbf v^\top, a figure), at random points and with equality at the vertices. "
+            r"Eq. 23 is read on Eq. 22's bound f(c)=\tfrac M8\sum_kc_k^2/d_k over the "
+            r"nontrivial complex irreps: f(\mathbf e_{k_0})=M/(8d_{k_0}) and a negative slope "
+            r"along every edge (strict). Eq. 25: 'real irreps' read as self-conjugate ones "
+            r"(quaternionic included: their t_k is real too), the pair represented by its "
+            r"lower-index member; compared with Eq. 20 as printed (the step) and with "
+            r"\mathcal E (the statement; it inherits Eq. 20's trace-for-Frobenius error where "
+            r"d_k\ge2). Eqs. 16-19 and 24 have no printed form in the transcription and are not "
+            r"checked.",
     parameters={
         "quick": {"symbolic_groups": ("Z3", "D3"), "schur_groups": ("D3", "D4"),
                   "decomposition_size": 3, "numeric_groups": ("Z7", "D3", "D4"),
@@ -438,7 +595,9 @@ CLAIM = register(Claim(
     },
     stated={"target_sums": stated_target_sums, "centred_target_sums": stated_centred_target_sums,
             "case1": stated_case1, "case2": stated_case2, "S_x2": stated_s_x2,
-            "eq20": stated_eq20, "S_hat_x2": stated_s_hat_x2, "eq22": stated_eq22},
+            "eq20": stated_eq20, "S_hat_x2": stated_s_hat_x2, "eq22": stated_eq22,
+            "eq21": stated_eq21, "eq23_vertex": stated_eq23_vertex,
+            "eq23_slope_sign": stated_eq23_slope_sign, "eq25_weight": stated_eq25_weight},
     equivalent_mutants={
         "S_hat_x2:sign": "S^_(k,r) enters only through Eq. 20's |sum_r tr S^_(k,r)|^2, which a "
                          "sign flip of every block leaves as is"},
