@@ -125,6 +125,11 @@ def cut(point: Mapping[str, Any], epochs: int) -> dict[str, Any]:
     for key in ("eval_every", "purity_every", "every", "rho_every", "diag_every"):
         if isinstance(q.get(key), int) and q[key] > full_length(q):
             q[key] = epochs
+    # an early-stopped run's give-up epoch (numerics.li2.grok_run) must lie within the cut
+    # budget: a cut run gives up at its end at the latest
+    if isinstance(q.get("give_up_epoch"), int) and q["give_up_epoch"] > epochs:
+        every = int(q.get("eval_every", 1))
+        q["give_up_epoch"] = every * (epochs // every)
     return q
 
 

@@ -293,3 +293,48 @@ def test_replicate_trend_recovers_an_exact_power(order, scales, seed):
     fit = replicate_trend([10, 20, 40, 80], h.tolist(), values)
     assert math.isclose(fit.order, order, abs_tol=1e-6)
     assert fit.interval[1] - fit.interval[0] < 1e-6
+
+
+@pytest.mark.parametrize("name, signs, saves", [("Z11", (1, -1), True), ("D5", (1,), False)])
+def test_bisection_on_every_vertex_finds_the_per_vertex_designs_largest_threshold(name, signs,
+                                                                                 saves):
+    # full fidelity's design (verify.claims.li2._thm4_landscape): one bisection per subsample
+    # and d_k on "every vertex retained", skipping the vertices known retained, reaches the
+    # same bracket as the per-vertex bisection's largest threshold; with fewer ascents where
+    # a class has many vertices (D5's classes of 1-2 vertices pay for the range's low end)
+    from verify.claims.li2._thm4_landscape import all_retained_thresholds
+
+    G = build_group(name)
+    M = G.order
+    pts = [(pt, s) for pt in irrep_points(G) for s in signs]
+    V = torch.tensor([[complex(x).real for x in paper_form(G, pt.u, s)] for pt, s in pts],
+                     dtype=torch.float64)
+    V = V / V.norm(dim=-1, keepdim=True)
+    P = float_projectors(G)[torch.tensor([pt.component for pt, _ in pts])]
+    dims = [pt.dim for pt, _ in pts]
+    classes = [[i for i, d in enumerate(dims) if d == level] for level in sorted(set(dims))]
+    U = torch.rand(3, M, M, generator=make_generator(2), dtype=torch.float64)
+    kw = dict(p_range=(0.05, 1.0), bisections=5, lr=0.4 / M, steps=80,
+              purity_min=0.9, square_terms=True, recheck_steps=160)
+    # the per-vertex design with a floor no ascent reaches: every ascent its whole budget
+    per_vertex = vertex_thresholds(pairs_by_target(G.table), V, P, U, gtol=1e-300, **kw)
+    design = all_retained_thresholds(pairs_by_target(G.table), V, P, classes, U, chunk=3,
+                                     **kw)
+    for c, members in enumerate(classes):
+        assert torch.allclose(design["threshold"][:, c],
+                              per_vertex.threshold[:, members].amax(-1), rtol=1e-12)
+    assert not bool(design["below_range"].any() or design["above_range"].any())
+    cost = design["ascents"] + design["recheck_ascents"]
+    assert (cost < design["per_vertex_ascents"]) == saves
+    assert design["flips"] is not None and design["rechecked"] > 0
+
+
+def test_full_network_part_shares_li2_fig5s_points():
+    # li2.thm4's network groups are runs of li2.fig5's cyclic panel: the same group, max
+    # d_k, training and design, so the same process memo and store keys (trained once)
+    from verify.claims.li2._phase_transition import FIG5_PARAMETERS
+
+    full = get("li2.thm4").parameters["full"]
+    panel = FIG5_PARAMETERS["full"]["panels"]["cyclic"]
+    assert full["network"] and set(full["network_groups"]) <= set(panel)
+    assert all(panel[g] == 1 for g in full["network_groups"])
