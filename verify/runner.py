@@ -35,10 +35,8 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 #: quick run 65-90 s, verify/measured_times.json), but li2.thm6-training took 285 s there with
 #: --threads 2 at a load average of 11 (two threads on busy cores wait on each other), so 600 s
 #: leaves a factor of 2 over the worst seen and still ends a hang in minutes. full: on 2 cores
-#: the full claims measured or modelled take at most 43 min (li2.fig3, modelled), except
-#: li2.thm4 and li2.fig5 (modelled at 16 h and 3 days: they need --time-limit none; li2.thm2,
-#: li2.thm6 and ns.fig3-path were stopped at 10 min, unmeasured), and the slowest on an H100
-#: took 106 s (li2.thm6-training): an hour lets the others finish and bounds a hang.
+#: the non-training claims take at most 10 min (li2.thm2, li2.thm6 and ns.fig3-path were
+#: stopped there, unmeasured), and the slowest on an H100 took 106 s (li2.thm6-training).
 #: medium: the training claims' medium levels take 2-5 CPU-minutes each (measured, verify/
 #: measured_times.json); 30 min bounds a hang with a factor of 6 over them. full: the paper-
 #: size designs are to finish in 3 hours on 2 cores (issue 28), 6 CPU-hours with two threads.
