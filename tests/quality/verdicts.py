@@ -109,6 +109,7 @@ EXPECTED: dict[str, Expected] = {
     "ns.x.margin": Expected("fail"),
     "ns.x.mirror-bias-p": Expected("pass"),
     "ns.x.perturbed-escape": Expected("pass"),
+    "ns.x.reparam-adamw": Expected("pass"),
     "ns.x.thm4.14-limit": Expected("fail"),
     "ns.x.thm4.3-decay": Expected("fail"),
 }
