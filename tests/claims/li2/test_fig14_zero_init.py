@@ -64,8 +64,8 @@ def test_a_threshold_reached_before_any_step_decides_nothing():
     0, where no time ratio is defined (found by stress)."""
     result = run_claim(get("li2.fig14-zero-init"), control=False, overrides={
         "group": "Z7", "K": 64, "seeds": tuple(range(24)), "budget": 20, "chunk": 20,
-        "deep": {"layers": 2, "K": 64, "activation": "relu", "lr": 5e-3, "eta": 5e-3,
-                 "p_values": (0.68, 0.9)}})
+        "deep": {"group": "Z7", "layers": 2, "K": 64, "activation": "relu", "lr": 5e-3,
+                 "eta": 5e-3, "p_values": (0.68, 0.9), "budget": (20, 20)}})
     ran = {a.name: a.holds for a in result.assumptions if a.source == "ran"}
     assert ran[BELOW_AT_START] is False
     assert result.verdict is Verdict.INCONCLUSIVE and not result.evidence
@@ -165,11 +165,95 @@ def test_the_slope_over_two_fractions_is_the_difference_over_the_log_step():
 
 @pytest.mark.parametrize("fidelity", ["quick", "full"])
 def test_every_fraction_keeps_a_training_and_a_test_set(fidelity):
+    from verify.claims.li2.fig14_zero_init import _units
+
     p = get("li2.fig14-zero-init").parameters[fidelity]
-    M = build_group(p["group"]).order
-    grids = [p["p_values"]] + ([p["deep"]["p_values"]] if p["deep"] else [])
-    for grid in grids:
-        assert list(grid) == sorted(set(grid)) and len(grid) >= 2
+    for unit in _units(p):
+        M = build_group(unit["group"]).order
+        grid = unit["p_values"]
+        assert list(grid) == sorted(set(grid)) and len(grid) >= (2 if unit["net"] ==
+                                                                 "two-layer" else 1)
         for frac in grid:
             assert 2 <= train_count(M, frac) < M * M
     assert torch.tensor(p["seeds"]).unique().numel() == len(p["seeds"])
+
+
+# --- the full fidelity's design (issue 28) -----------------------------------------------------
+
+def test_full_covers_figs_14_and_15_at_their_sizes_and_fig_17():
+    """M = 41, 89 (Fig. 16's 127 does not fit in 3 hours: the largest that fits) at 1.2 and
+    2 times the code's line 2.7482 ln M / M; Fig. 17's net; the sequential plan's cap within
+    the seeds; a budget per fraction."""
+    import math
+
+    from verify.claims.li2.fig14_zero_init import _units
+
+    p = get("li2.fig14-zero-init").parameters["full"]
+    units = _units(p)
+    two = [u for u in units if u["net"] == "two-layer"]
+    assert [build_group(u["group"]).order for u in two] == [41, 89]
+    for u in two:
+        M = build_group(u["group"]).order
+        line = 2.7482 * math.log(M) / M
+        assert [round(f / line, 1) for f in u["p_values"]] == [1.2, 2.0]
+        assert set(u["budgets"]) == set(u["p_values"])
+    deep = [u for u in units if u["net"] == "deep"]
+    assert len(deep) == 1 and deep[0]["cfg"]["K"] == 2048 and deep[0]["cfg"]["layers"] == 2
+    assert p["design"]["plan"]["cap"] <= len(p["seeds"]) and p["design"]["plan"]["batch"] >= 5
+
+
+#: the full design on toy groups: two sizes, a deep net, seeds in batches of 3 up to 6
+_SMALL = {"sizes": ({"group": "Z7", "p_values": (0.6, 0.8), "budget": (250, 200)},
+                    {"group": "Z11", "p_values": (0.68, 0.9), "budget": (300, 200)}),
+          "K": 32, "eta": 5e-3, "seeds": tuple(range(6)), "chunk": 25, "eval_every": 1,
+          "design": {"plan": {"batch": 3, "cap": 6, "alpha": 0.05}},
+          "deep": {"group": "Z7", "layers": 2, "K": 16, "activation": "relu", "lr": 5e-3,
+                   "eta": 5e-3, "p_values": (0.8,), "budget": (200,)}}
+
+
+@pytest.fixture(scope="module")
+def small_full():
+    return run_claim(get("li2.fig14-zero-init"), fidelity="full", overrides=_SMALL)
+
+
+def test_the_full_design_runs_every_size_in_looks_and_replays_every_stop(small_full):
+    r = small_full
+    ran = {a.name: a.holds for a in r.assumptions if a.source == "ran"}
+    assert ran["each run stopped where verify.design's rule decides"] is True
+    labels = {e.quantity.split(":")[0].rsplit(",", 1)[0] for e in r.evidence}
+    assert {"two-layer, Z7, p=0.6", "two-layer, Z11, p=0.9", "deep, Z7, p=0.8"} <= labels
+    for e in r.evidence:
+        # each network's seeds: whole batches, the rule and the plan recorded with the result
+        assert e.parameters["seeds"] == 3 * e.parameters["looks"]
+        assert e.parameters["early stop"].startswith("test_acc >= 0.5 held for 1")
+        assert "Bonferroni over 2 planned looks" in e.tolerance.why
+        assert e.parameters["level"] == pytest.approx(0.975)
+    design = r.as_record()["figures"]["design: the early decision per run and the "
+                                      "sequential seeds"]
+    assert 0 < design["seed-epochs trained"] <= design["every seed of the cap at its full budget"]
+    assert r.control.rejected or r.verdict is Verdict.INCONCLUSIVE
+
+
+def test_the_replay_catches_a_run_timed_or_stopped_elsewhere():
+    from verify.claims.li2._zero_init_design import merge, replay_mismatches, zero_init_point
+
+    point = {"table": [list(r) for r in build_group("Z5").table], "layers": 1, "K": 16,
+             "activation": "x2", "loss": "mse_class", "optimizer": "adam", "p": 0.9,
+             "eta": 5e-3, "lr": 5e-3, "top_init": 0.0, "top_layer": "trained",
+             "ridge_lambda": 1e-3, "budget": 200, "chunk": 25, "eval_every": 1,
+             "thresholds": [0.5, 0.99], "device": "cpu", "dtype": "float32",
+             "trajectory": True}
+    a = zero_init_point({**point, "seeds": [0, 1]})
+    b = zero_init_point({**point, "seeds": [2]})
+    assert replay_mismatches(merge([a]), [0.5, 0.99], 200, 25) == (0, 2)
+    assert len(merge([a])["batches"]) == 1
+    both = merge([a, b])
+    assert decode(both["times"][0]["epochs"]).shape == (3,)
+    assert replay_mismatches(both, [0.5, 0.99], 200, 25) == (0, 3)
+    moved = dict(both, times=[dict(both["times"][0], epochs={
+        **both["times"][0]["epochs"],
+        "values": [v + 1 for v in both["times"][0]["epochs"]["values"]]})] + both["times"][1:])
+    assert replay_mismatches(moved, [0.5, 0.99], 200, 25)[0] == 3
+    longer = dict(both, batches=[dict(both["batches"][0], trained=both["batches"][0]["trained"]
+                                      + 25)] + both["batches"][1:])
+    assert replay_mismatches(longer, [0.5, 0.99], 200, 25)[0] == 2
