@@ -36,7 +36,25 @@ along :math:`\tilde Y\tilde Y^\top\tilde F` outweighs the rest); decided per wei
 on the t-interval over seeds of each seed's largest early cosine. Reported, not decided: how
 long the cosine stays above :math:`1/\sqrt2` and its value at the end, per :math:`\eta`;
 for reviewer sYi6, the peak of :math:`\|G_F\|`, its epoch and the early cosine along each
-factor's grid (the paper ties the factors to :math:`G_F` in words, not in a testable law).
+factor's grid. Decided for sYi6: the two relations that state a direction at small :math:`t`
+(:math:`G_F(t)\approx t[\beta\tilde Y\tilde Y^\top\tilde F+\dots]`, :math:`t` in steps
+of the learning rate): :math:`\|G_F\|` at the first checkpoint after 0 grows with the
+learning rate and with :math:`\beta`, as the sign of the per-seed log-log slope along those
+grids (:func:`sign_evidence`, the same runs). The relations for :math:`G_F(+\infty)`
+(:math:`\propto\eta`, shrinking with :math:`K`) are about the ridge solution at fixed
+features and stay figures.
+
+Training past the fit (§7 "staying longer before overfitting" and "early stopping"): one
+more sweep point (:func:`numerics.li2.overfit_drift.overfit_drift_point`), the base
+configuration at a scarce training fraction where nothing generalises, trained a fixed number
+of epochs with Adam (the base learning rate) and with vanilla gradient descent (momentum 0,
+the gradient-descent grid's learning rate), the same seeds. Decided: vanilla GD fits the
+training set later (the paired log ratio of the epochs at which training accuracy reaches 1,
+:func:`verify.claims.li2._paired.direction_evidence`, censoring one-sided); and, per
+optimiser, :math:`\mathcal E` of the learned nodes (``li2.fig7``'s measure) rises over the
+second half of the run (the sign of its per-seed slope on the epoch, t-interval), decided only
+when every seed memorised (fitted, test accuracy below 0.5). The code has no stable softmax:
+that half of the statement is not checked.
 """
 from __future__ import annotations
 
@@ -51,9 +69,12 @@ import torch
 from numerics.errors import Diverged
 from numerics.li2.gradient_spectrum import first_run_above
 from numerics.li2.grokking_time import EXACT, LOWER, UPPER, censoring_side
+from numerics.li2.init_sweep_points import paired_log_ratio
+from numerics.li2.overfit_drift import FITTED, first_fit, late_slopes, overfit_drift_point
 from numerics.li2.sweep_points import decode, grokking_point
 from numerics.li2.train_splits import train_count
 from verify import (
+    LEVEL,
     UNREAD_BEND,
     Assumption,
     Choice,
@@ -76,6 +97,7 @@ from verify import (
 from verify.claims.li2 import PAPER
 from verify.claims.li2._groups import build_group
 from verify.claims.li2._interval_side import side_evidence
+from verify.claims.li2._paired import direction_evidence
 from verify.claims.li2._trained import record_trained
 
 # --- the paper's predictions (§7 table) ---------------------------------------------------------
@@ -131,6 +153,33 @@ def stated_early_alignment():
     return 1.0
 
 
+def stated_overfit_delay_sign():
+    r"""Staying longer before overfitting: vanilla SGD converges slowly to
+    :math:`V_{\rm ridge}`, so it fits the training set later than Adam (the sign of
+    :math:`\log(t_{\rm fit,SGD}/t_{\rm fit,Adam})`, +1)."""
+    return 1.0
+
+
+def stated_memorisation_drift_sign():
+    r"""With scarce data the memorisation maxima have higher :math:`\mathcal E`, so long
+    training drifts toward them: :math:`\mathcal E` of the learned nodes rises late in a
+    memorising run (the sign of its slope on the epoch, +1)."""
+    return 1.0
+
+
+def stated_gf_lr_sign():
+    r"""Reviewer sYi6 / §7: :math:`G_F(t)\approx t\tilde Y\tilde Y^\top F` is strengthened
+    by a larger learning rate: early :math:`\|G_F\|` grows with it (sign +1)."""
+    return 1.0
+
+
+def stated_gf_beta_sign():
+    r"""Reviewer sYi6 / App. C.3: :math:`G_F(t)=O(\alpha)+t[\beta\tilde Y\tilde Y^\top
+    \tilde F+\dots]`: early :math:`\|G_F\|` grows with the output scale :math:`\beta`
+    (sign +1)."""
+    return 1.0
+
+
 #: "Dominated": the component of G_F along Yt Yt^T Ft is larger than the rest,
 #: cos^2 > 1 - cos^2, i.e. cos > 1/sqrt(2).
 DOMINANT = 2 ** -0.5
@@ -138,7 +187,9 @@ DOMINANT = 2 ** -0.5
 REVERSED = {"early_alignment": lambda: -1.0, "eta_slope": lambda: 1.0,
             "alpha_sign": lambda: -1.0, "beta_sign": lambda: 1.0,
             "beta_over_alpha_sign": lambda: -1.0, "width_sign": lambda: -1.0,
-            "data_sign": lambda: 1.0, "lr_sign": lambda: 1.0}
+            "data_sign": lambda: 1.0, "lr_sign": lambda: 1.0,
+            "overfit_delay_sign": lambda: -1.0, "memorisation_drift_sign": lambda: -1.0,
+            "gf_lr_sign": lambda: -1.0, "gf_beta_sign": lambda: -1.0}
 
 #: prediction -> (stated form, the factor)
 PREDICTIONS = {
@@ -431,6 +482,136 @@ def _alignment_evidence(run: Run, T: Times) -> Iterator[Evidence]:
                       y_label="peak ||G_F|| / the base's", log_x=True, log_y=True, series=rel))
 
 
+#: reviewer sYi6's relations read as items: prediction -> (stated form, factor in words)
+GF_FACTORS = {"lr": ("gf_lr_sign", "learning rate"), "beta": ("gf_beta_sign", "output scale beta")}
+
+
+def _gf_factor_evidence(run: Run, T: Times) -> Iterator[Evidence]:
+    r"""Reviewer sYi6 (module docstring): the rebuttal's relations between the hyperparameters
+    and :math:`G_F` that say a direction at small :math:`t`, :math:`G_F(t)\approx
+    t[\beta\tilde Y\tilde Y^\top\tilde F+\dots]` with :math:`t` counted in steps of the
+    learning rate: :math:`\|G_F\|` at the first checkpoint after 0 grows with the learning
+    rate and with :math:`\beta`. Per seed the least-squares slope of :math:`\log\|G_F(t_1)\|`
+    on :math:`\log x` along the factor's grid (the runs the grokking times come from), and
+    the stated sign against its t-interval (:func:`sign_evidence`, nothing censored)."""
+    p = run.params
+    points, values = grid_points(p), grid_values(p)
+    for name, (form, label) in GF_FACTORS.items():
+        pairs = sorted(zip(values[name], points[name]), reverse=True)
+        x = [v for v, _ in pairs]
+        first = {int(T.alignment[pt][0][1]) for _, pt in pairs}
+        norms = torch.stack([T.alignment[pt][2][1].double() for _, pt in pairs], 1)   # (S, G)
+        quantity = f"reviewer sYi6: ||G_F(t_1)|| vs {label}: sign of d log ||G_F|| / d log x"
+        params = {"factor": label, "grid": x, "t_1 (epochs)": sorted(first),
+                  "||G_F(t_1)|| per seed x grid": norms.tolist(), "seeds": len(p["seeds"])}
+        if len(first) != 1 or not bool(torch.isfinite(norms).all() and (norms > 0).all()):
+            yield undecided(Route.RATE, quantity, "the first checkpoint differs between the "
+                            "grid's runs or a norm is not finite and positive",
+                            tolerance=SIGN_TOLERANCE, parameters=params)
+            continue
+        cf = fit_times(x, norms, torch.zeros_like(norms, dtype=torch.bool))
+        yield sign_evidence(quantity, cf, float(run.stated[form]()), params)
+
+
+#: a memorising run: every training pair fitted at the end and the test accuracy below the
+#: first grokking threshold (0.5): it has not generalised
+MEMORISED_BELOW = 0.5
+
+
+def overfitting_point(run: Run) -> dict[str, Any]:
+    """The runs of the two statements on training past the fit (one sweep point): the base
+    configuration at the scarce training fraction ``overfitting.p``, Adam at the base
+    learning rate and vanilla gradient descent (momentum 0) at the gradient-descent grid's,
+    the same seeds (so the same initialisations and splits) in both arms."""
+    p, o = run.params, run.params["overfitting"]
+    return {"table": [list(r) for r in build_group(p["group"]).table],
+            "seeds": list(p["seeds"]), "K": int(p["K"]), "p": o["p"],
+            **{k: p["base"][k] for k in ("eta", "top_init", "out_scale")},
+            "activation": p["activation"], "loss": p["loss"], "epochs": o["epochs"],
+            "eval_every": o["eval_every"], "diag_every": o["diag_every"],
+            "arms": {"Adam": {"optimizer": p["optimizer"], "lr": p["base"]["lr"]},
+                     "vanilla GD": {"optimizer": "sgd", "lr": p["gradient_descent"]["lr"],
+                                    "momentum": 0.0}},
+            "device": str(run.device), "dtype": str(run.dtype).removeprefix("torch.")}
+
+
+def _overfitting_evidence(run: Run) -> Iterator[Evidence]:
+    r"""§7 "staying longer before overfitting" and "long training drifts to the higher-
+    :math:`\mathcal E` memorisation maxima" (the claim's reading), on one pair of runs at
+    scarce data."""
+    p, o = run.params, run.params["overfitting"]
+    point = overfitting_point(run)
+    res = run.sweep("overfitting", overfit_drift_point, [point])[0]
+    base = {"group": p["group"], "K": p["K"], "p": o["p"], "eta": p["base"]["eta"],
+            "epochs": o["epochs"], "seeds": len(p["seeds"]),
+            "learning rates": {a: point["arms"][a]["lr"] for a in point["arms"]}}
+    arms = {}
+    for name, r in res.items():
+        if not r["finite"]:
+            arms[name] = None
+            continue
+        e = decode(r["epochs"])
+        t, c = first_fit(e, decode(r["train_acc"]))
+        arms[name] = {"fit": (t, c), "test": decode(r["test_acc"]),
+                      "final_train": decode(r["final_train"]),
+                      "energy": (decode(r["energy_epochs"]), decode(r["energy"]))}
+    # (a) the epoch of the fit of the training set, vanilla GD over Adam, paired by seed
+    q = ("§7 staying longer before overfitting: epoch train accuracy reaches 1, vanilla GD "
+         "over Adam (sign of the log ratio)")
+    if arms["Adam"] is None or arms["vanilla GD"] is None:
+        yield undecided(Route.NUMERIC, q, "a run diverged (non-finite loss)",
+                        tolerance=SIGN_TOLERANCE, parameters=base)
+    else:
+        (t_gd, c_gd), (t_ad, c_ad) = arms["vanilla GD"]["fit"], arms["Adam"]["fit"]
+        # censored runs (never fitted within the budget) enter with the budget, a lower bound
+        # of their time: paired_log_ratio marks the side each such ratio bounds, and
+        # direction_evidence decides only on a side the bounds support
+        pr = paired_log_ratio(t_gd, c_gd, t_ad, c_ad, LEVEL)
+        yield direction_evidence(q, pr, float(run.stated["overfit_delay_sign"]()),
+                                 {**base, "epochs to fit (vanilla GD)": t_gd.tolist(),
+                                  "epochs to fit (Adam)": t_ad.tolist(),
+                                  "never fitted (GD, Adam)": [int(c_gd.sum()), int(c_ad.sum())],
+                                  "logging interval (epochs)": o["eval_every"]})
+    # (b) E of the learned nodes along the late window of each memorising run
+    start = o["late_from"] * o["epochs"]
+    tol = Tolerance(0.0, "a sign: the whole 95% t-interval over seeds of the late slope of E "
+                         "on the epoch must lie above 0 (one containing 0 is undecided)")
+    drift = {}
+    for name, a in arms.items():
+        q = (f"§7 long training drifts to higher-E memorisation maxima: slope of E (learned "
+             f"nodes) per 1000 epochs from epoch {start:g} on, {name}")
+        if a is None:
+            yield undecided(Route.NUMERIC, q, "the run diverged (non-finite loss)",
+                            tolerance=tol, parameters=base)
+            continue
+        fitted = bool((a["final_train"] >= FITTED).all())
+        final_test = a["test"][-1]
+        ee, E = a["energy"]
+        # per 1000 epochs, so the interval prints at a readable scale (only its side counts)
+        slopes = 1000.0 * late_slopes(ee, E, start)
+        late = ee >= start
+        params = {**base, "arm": name, "late window": [float(ee[late][0]), float(ee[-1])]
+                  if late.any() else [], "E at the window's start and end":
+                  [E[late][0].tolist(), E[-1].tolist()] if late.any() else [],
+                  "final test accuracy": final_test.tolist()}
+        drift[name] = {"E per checkpoint (median over seeds)": E.median(1).values.tolist(),
+                       "checkpoints": ee.tolist(),
+                       "late slopes per seed (per 1000 epochs)": slopes.tolist()}
+        if not fitted or bool((final_test >= MEMORISED_BELOW).any()):
+            yield undecided(Route.NUMERIC, q, "not a memorising run: a seed did not fit the "
+                            "training set or its test accuracy reached 0.5", tolerance=tol,
+                            parameters=params)
+        elif not bool(torch.isfinite(slopes).all()):
+            yield undecided(Route.NUMERIC, q, "E is not finite on the late window (a node "
+                            "direction undefined) or it has fewer than 3 checkpoints",
+                            tolerance=tol, parameters=params)
+        else:
+            yield side_evidence(q, slopes.tolist(), 0.0,
+                                float(run.stated["memorisation_drift_sign"]()), tol, params)
+    run.figure("E of the learned nodes along the memorising runs (scarce data; §7 early "
+               "stopping)", drift)
+
+
 def check(run: Run) -> Iterator[Evidence]:
     p = run.params
     M = build_group(p["group"]).order
@@ -484,6 +665,8 @@ def check(run: Run) -> Iterator[Evidence]:
                           log_y=True, series=curves, references=tuple(slope)))
     run.figure("grokking times per prediction (epochs, seeds x grid; censored = budget)", table)
     yield from _alignment_evidence(run, T)
+    yield from _gf_factor_evidence(run, T)
+    yield from _overfitting_evidence(run)
     run.figure("runs", {"longest run (epochs)": T.budget, "logging interval": T.resolution,
                         "runs per trainer (one configuration, its seeds)": T.batch_sizes})
 
@@ -521,7 +704,24 @@ CLAIM = register(Claim(
             r"'early' = after 0 up to the peak of \|G_F\|, 'dominated by \tilde Y\tilde "
             r"Y^\top\tilde F' = \cos(G_F,\tilde Y\tilde Y^\top\tilde F)>1/\sqrt2, with "
             r"G_F=P_1^\perp(Y-\hat Y)V^\top at the code's weights; at \eta=0 (the base "
-            r"configuration) and along the \eta grid.",
+            r"configuration) and along the \eta grid. Reviewer sYi6's hyperparameter-to-G_F "
+            r"relations: the two that state a direction at small t, G_F(t)\approx "
+            r"t[\beta\tilde Y\tilde Y^\top\tilde F+\dots] with t in steps of the learning "
+            r"rate: \|G_F\| at the first checkpoint after 0 (t_1, epoch 5) grows with the "
+            r"learning rate and with \beta (sign of d\log\|G_F(t_1)\|/d\log x over seeds, "
+            r"on the runs of those grids, Adam); G_F(+\infty)\propto\eta and 'very large K "
+            r"shrinks G_F(+\infty)' describe the ridge solution at fixed features, which a "
+            r"trained network never holds, and stay figures. 'Staying longer before "
+            r"overfitting' (stable softmax, vanilla SGD converge slowly to V_{ridge}): vanilla "
+            r"gradient descent (momentum 0, at the gradient-descent grid's learning rate) fits "
+            r"the training set (train accuracy 1) later than Adam (base learning rate), the "
+            r"same seeds, at scarce data (sign of the paired log ratio of the epochs); the "
+            r"code has no stable softmax, so that half is not checked. 'Long training drifts "
+            r"to the higher-E memorisation maxima': in those memorising runs (every seed "
+            r"fits, test accuracy < 0.5) E of the learned nodes (li2.fig7's measure: median "
+            r"E on the sphere over the half of the nodes of largest norm) rises over the "
+            r"second half of the run (sign of its slope on the epoch over seeds), per "
+            r"optimiser.",
     parameters={
         "quick": {"group": "Z19", "K": 128, "seeds": (0, 1, 2),
                   "base": {"p": 0.5, "eta": 1.5e-3, "lr": 1e-2, "top_init": 1.0,
@@ -541,7 +741,14 @@ CLAIM = register(Claim(
                   # cos(G_F, Yt Yt^T Ft) and ||G_F|| every 5 epochs through the early rise of
                   # ||G_F|| (its peak comes by epoch ~15-30 on the quick grids), then at each
                   # chunk's end; the eta = 0 run for 300 epochs, past that rise and decay
-                  "alignment": {"every": 5, "window": 60, "budget": 300}},
+                  "alignment": {"every": 5, "window": 60, "budget": 300},
+                  # §7 on training past the fit: the base configuration at a quarter of the
+                  # pairs (Z19: 90 of 361; nothing generalises, every run fits the training
+                  # set, Adam by epoch ~10, vanilla GD by ~60-80), 1200 epochs (E of Adam's
+                  # nodes levels off by ~500, vanilla GD's still rises at 1500), E every 25
+                  # epochs, its slope read on the second half; about 3 s on a busy core
+                  "overfitting": {"p": 0.25, "epochs": 1200, "eval_every": 5,
+                                  "diag_every": 25, "late_from": 0.5}},
         "full": {"group": "Z41", "K": 512, "seeds": tuple(range(8)),
                  "base": {"p": 0.4, "eta": 5e-4, "lr": 5e-3, "top_init": 1.0,
                           "out_scale": 1.0},
@@ -556,19 +763,26 @@ CLAIM = register(Claim(
                                       "budget": 12000},
                  "large_beta": 4.0, "budget": 4000, "chunk": 100, "eval_every": 5,
                  "thresholds": (0.5, 0.99), "optimizer": "adam", "activation": "x2",
-                 "loss": "mse_class", "alignment": {"every": 5, "window": 300, "budget": 2000}},
+                 "loss": "mse_class", "alignment": {"every": 5, "window": 300, "budget": 2000},
+                 "overfitting": {"p": 0.2, "epochs": 8000, "eval_every": 5,
+                                 "diag_every": 100, "late_from": 0.5}},
     },
     stated={"early_alignment": stated_early_alignment, "eta_slope": stated_eta_slope,
             "alpha_sign": stated_alpha_sign,
             "beta_sign": stated_beta_sign, "beta_over_alpha_sign": stated_beta_over_alpha_sign,
             "width_sign": stated_width_sign, "data_sign": stated_data_sign,
-            "lr_sign": stated_lr_sign},
+            "lr_sign": stated_lr_sign, "overfit_delay_sign": stated_overfit_delay_sign,
+            "memorisation_drift_sign": stated_memorisation_drift_sign,
+            "gf_lr_sign": stated_gf_lr_sign, "gf_beta_sign": stated_gf_beta_sign},
     equivalent_mutants={
         **{f"early_alignment:{op}": "a side of the level 1/sqrt(2): only its sign enters the "
                                     "decision" for op in ("scale", "nudge")},
         **{f"{form}:{op}": "a direction: only its sign enters the decision (sign_evidence)"
            for form in ("alpha_sign", "beta_sign", "beta_over_alpha_sign", "width_sign",
-                        "data_sign", "lr_sign") for op in ("scale", "nudge")},
+                        "data_sign", "lr_sign", "overfit_delay_sign", "gf_lr_sign",
+                        "gf_beta_sign") for op in ("scale", "nudge")},
+        **{f"memorisation_drift_sign:{op}": "a side of 0: only its sign enters the decision "
+                                            "(side_evidence)" for op in ("scale", "nudge")},
         **{f"eta_slope:{op}": "a slope of -1.05 or -1.001 against -1: within 10% of it, "
                               "the resolution an order item needs (verify.error_trends), "
                               "which grokking times on a finite grid of eta do not reach"
