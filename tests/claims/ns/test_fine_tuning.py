@@ -2,7 +2,6 @@
 descent, Adam and AdamW and, while stuck, keeps the saddle's negative Hessian eigenvalues; the
 derived laws (steps ~ T / lr, log(1/a) / log(1 + lr sigma_1), a constant ratio in lr) hold; the
 start away from the saddle is not read as evidence; the reversed statement is rejected."""
-import numpy as np
 import pytest
 
 import verify.claims.ns.fine_tuning as ft
@@ -44,15 +43,6 @@ def test_sgd_stuck_keeps_the_saddles_negative_curvature():
         assert table[k]["count"] == pytest.approx(4.0)
         assert table[k]["smallest"] < 0.5 * table["saddle: -sigma_1(M) (mean)"]
         assert table[k.replace("sgd", "adam")]["count"] == 0
-
-
-@pytest.mark.parametrize(("values", "stated", "ok"), [
-    (np.array([1.0, 2.0, 1.5]), 1.0, True),
-    (np.array([1.0, 2.0, 1.5]), -1.0, False),
-    (np.array([-1.0, 2.0, 0.1]), 1.0, None),
-])
-def test_direction_reads_the_interval(values, stated, ok):
-    assert ft._direction("q", values, stated, {}).ok is ok
 
 
 def test_too_few_scales_or_rates_are_refused():

@@ -47,13 +47,11 @@ from anywhere, "stuck" is no sign of the saddle and the comparison is undecided.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import torch
-from scipy import stats
 
 from numerics.ns.fine_tuning import (
     METHODS,
@@ -63,7 +61,6 @@ from numerics.ns.fine_tuning import (
     make_problems,
 )
 from verify import (
-    LEVEL,
     SEED,
     Assumption,
     Choice,
@@ -80,19 +77,15 @@ from verify import (
     fit_trend,
     pair_estimates,
     register,
-    to_json_value,
     trend_evidence,
     undecided,
     unit_roundoff,
 )
 from verify.claims.ns import PAPER
+from verify.claims.ns._seed_sign import SIGN, sign_evidence
 
 #: The optimisers SGD is compared with.
 OTHERS = tuple(m for m in METHODS if m != "sgd")
-
-SIGN = Tolerance(0.0, "a sign: the whole 95% interval over seeds must lie on the stated side "
-                      "of 0 (one that contains 0 is undecided)")
-
 
 def stated_sgd_slower():
     r"""§6 item 3: at a matched small lr SGD stays stuck while Adam escapes:
@@ -129,32 +122,6 @@ def _grid(r: Mapping[str, Any], key: str, lrs: int) -> np.ndarray:
     """A per-run list of a result as ``(lrs, seeds, ...)``."""
     x = np.asarray(r[key], dtype=np.float64)
     return x.reshape(lrs, -1, *x.shape[1:])
-
-
-def _interval(values: np.ndarray) -> tuple[float, float, float]:
-    mean = float(values.mean())
-    half = float(stats.t.ppf(0.5 + LEVEL / 2, df=values.size - 1) * values.std(ddof=1)
-                 / math.sqrt(values.size))
-    return mean, mean - half, mean + half
-
-
-def _direction(quantity: str, values: np.ndarray, stated: float,
-               parameters: Mapping[str, Any]) -> Evidence:
-    """The stated sign of the mean of ``values`` (per seed) against its t-interval."""
-    mean, lo, hi = _interval(values)
-    s = 1.0 if stated > 0 else -1.0
-    low, high = sorted((s * lo, s * hi))
-    gap = 0.0 if low > 0 else (-high if high < 0 else None)
-    why = (f"95% interval [{lo:.3g}, {hi:.3g}] over {values.size} seeds"
-           + ("" if gap is not None else ": contains 0, the sign is not resolved"))
-    return Evidence(route=Route.NUMERIC, quantity=quantity, stated=stated, derived=None,
-                    measured=to_json_value({"mean": mean, "interval": [lo, hi],
-                                            "per_seed": values.tolist()}),
-                    metric="sign", discrepancy=gap, tolerance=SIGN,
-                    parameters=dict(parameters), finite=bool(np.isfinite(values).all()),
-                    comparisons={} if gap is None else {"interval beyond 0 on the wrong side":
-                                                        gap},
-                    note=why)
 
 
 # --- Hessian at the start ---------------------------------------------------------------------
@@ -198,9 +165,10 @@ def _escape(run: Run, steps: dict, sigma: np.ndarray) -> Iterator[Evidence]:
             table[f"{name}: log(n_SGD / n_{X}) per lr (mean over seeds)"] = \
                 dict(zip([f"lr={x:g}" for x in lrs], ratio.mean(1).tolist()))
             if name in near:
-                yield _direction(f"{name}, lr = {lrs[-1]:g}: SGD escapes later than {X} "
-                                 f"(sign of mean log(n_SGD / n_{X}) over seeds)", ratio[-1],
-                                 stated, {"a": name, "lr": lrs[-1], "optimiser": X})
+                yield sign_evidence(f"{name}, lr = {lrs[-1]:g}: SGD escapes later than {X} "
+                                    f"(sign of mean log(n_SGD / n_{X}) over seeds)", ratio[-1],
+                                    stated=stated,
+                                    parameters={"a": name, "lr": lrs[-1], "optimiser": X})
     run.figure("log ratio of escape steps, SGD over each optimiser (away: B, A of norm 1; "
                "read as no evidence of a saddle)", table)
     orders = {}
@@ -315,13 +283,13 @@ def _hessian(run: Run, results, sigma: np.ndarray) -> Iterator[Evidence]:
     for i in stuck:
         for X in OTHERS:
             params = {"a": nearest, "lr": lrs[i], "epochs": p["epochs"], "optimiser": X}
-            yield _direction(f"{nearest}, lr = {lrs[i]:g}, after {p['epochs']} epochs: SGD "
-                             f"leaves more negative eigenvalues than {X} (count below "
-                             f"-{p['count_fraction']:g} sigma_k(M))",
-                             count["sgd"][i] - count[X][i], stated, params)
-            yield _direction(f"{nearest}, lr = {lrs[i]:g}, after {p['epochs']} epochs: SGD's "
-                             f"smallest eigenvalue more negative than {X}'s",
-                             low[X][i] - low["sgd"][i], stated, params)
+            yield sign_evidence(f"{nearest}, lr = {lrs[i]:g}, after {p['epochs']} epochs: SGD "
+                                f"leaves more negative eigenvalues than {X} (count below "
+                                f"-{p['count_fraction']:g} sigma_k(M))",
+                                count["sgd"][i] - count[X][i], stated=stated, parameters=params)
+            yield sign_evidence(f"{nearest}, lr = {lrs[i]:g}, after {p['epochs']} epochs: SGD's "
+                                f"smallest eigenvalue more negative than {X}'s",
+                                low[X][i] - low["sgd"][i], stated=stated, parameters=params)
 
 
 # --- figures --------------------------------------------------------------------------------------

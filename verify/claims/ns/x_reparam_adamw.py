@@ -41,13 +41,11 @@ small decay) is undecided.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import sympy as sp
-from scipy import stats
 
 from numerics.ns.reparam_adamw import DECAYS, reparam_point
 from theory.ns.reparam_balance import Q
@@ -58,7 +56,6 @@ from theory.ns.weight_decay_regularizer import (
     regularizer_type,
 )
 from verify import (
-    LEVEL,
     SEED,
     Assumption,
     Choice,
@@ -69,15 +66,12 @@ from verify import (
     NegativeControl,
     Route,
     Run,
-    Tolerance,
     register,
-    to_json_value,
 )
 from verify.bounds import interval, minimum, positive
 from verify.claims.ns import PAPER
+from verify.claims.ns._seed_sign import SIGN, sign_evidence
 
-SIGN = Tolerance(0.0, "a sign: the whole 95% interval over seeds must lie on the stated side "
-                      "of 0 (one that contains 0 is undecided)")
 #: The decay has acted once lr alpha T >= this many e-folds (decoupled: each factor shrinks
 #: by (1 - lr alpha) per step, e^{-lr alpha T} over the run): e^{-10} < 5e-5, so the start's
 #: scale is forgotten and the regulariser, not the initialisation, sets the weights' sizes.
@@ -135,38 +129,6 @@ def _status(r: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[np.ndarray, np.
     lowered = _grid(r, "loss_end") < _grid(r, "loss_start")
     trained = (~collapsed) & lowered & bool(r["finite"])
     return trained, collapsed
-
-
-def _interval(values: np.ndarray) -> tuple[float, float, float]:
-    mean = float(values.mean())
-    half = float(stats.t.ppf(0.5 + LEVEL / 2, df=values.size - 1) * values.std(ddof=1)
-                 / math.sqrt(values.size))
-    return mean, mean - half, mean + half
-
-
-def _gap(sign: float, lo: float, hi: float) -> float | None:
-    """0 when the interval lies on the side ``sign``, its distance from 0 when it lies wholly
-    on the other side, None when it contains 0."""
-    low, high = sorted((sign * lo, sign * hi))
-    return 0.0 if low > 0 else (-high if high < 0 else None)
-
-
-def _direction(quantity: str, values: np.ndarray, *, stated: float | None,
-               derived: float | None, parameters: Mapping[str, Any]) -> Evidence:
-    """The sign of the mean of the paired per-seed ``values`` (its t-interval) against the
-    stated and the derived sign."""
-    mean, lo, hi = _interval(values)
-    routes = {name: s for name, s in (("stated", stated), ("derived", derived)) if s is not None}
-    gaps = {f"{name} sign vs the interval": _gap(s, lo, hi) for name, s in routes.items()}
-    gap = None if any(g is None for g in gaps.values()) else max(gaps.values())
-    why = (f"95% interval [{lo:.3g}, {hi:.3g}] over {values.size} seeds"
-           + ("" if gap is not None else ": contains 0, the sign is not resolved"))
-    return Evidence(route=Route.NUMERIC, quantity=quantity, stated=stated, derived=derived,
-                    measured=to_json_value({"mean": mean, "interval": [lo, hi],
-                                            "per_seed": values.tolist()}),
-                    metric="sign", discrepancy=gap, tolerance=SIGN,
-                    parameters=dict(parameters), finite=bool(np.isfinite(values).all()),
-                    comparisons={} if gap is None else gaps, note=why)
 
 
 def _undecided(quantity: str, reason: str, *, stated: float | None, derived: float | None,
@@ -234,9 +196,9 @@ def check(run: Run) -> Iterator[Evidence]:
                              "accuracy above chance)", stated=run.stated["deeper_sparser"](),
                              derived=derived, parameters=params)
         else:
-            yield _direction(quantity, sparsity[deep][large] - sparsity[one][large],
-                             stated=run.stated["deeper_sparser"](), derived=derived,
-                             parameters=params)
+            yield sign_evidence(quantity, sparsity[deep][large] - sparsity[one][large],
+                                stated=run.stated["deeper_sparser"](), derived=derived,
+                                parameters=params)
         quantity = (f"decoupled (AdamW), L = {L}: sparsity at alpha = {p['alpha_large']:g} "
                     f"minus at alpha = {p['alpha_small']:g}")
         params = {**base, "alphas": [p["alpha_small"], p["alpha_large"]], "L": L}
@@ -244,9 +206,9 @@ def check(run: Run) -> Iterator[Evidence]:
             yield _undecided(quantity, "not every run trained", parameters=params,
                              stated=run.stated["decay_sparser"](), derived=None)
         else:
-            yield _direction(quantity, sparsity[deep][large] - sparsity[deep][small],
-                             stated=run.stated["decay_sparser"](), derived=None,
-                             parameters=params)
+            yield sign_evidence(quantity, sparsity[deep][large] - sparsity[deep][small],
+                                stated=run.stated["decay_sparser"](), derived=None,
+                                parameters=params)
 
     # (ii) coupled at depth, large decay: extremely sparse or collapsed
     deepest = ("coupled", max(depths))
@@ -263,8 +225,8 @@ def check(run: Run) -> Iterator[Evidence]:
                          parameters=params)
     else:
         value = np.where(collapsed_deep[large], 1.0, sparsity[deepest][large])
-        yield _direction(quantity, value - p["extreme"], stated=run.stated["coupled_extreme"](),
-                         derived=None, parameters=params)
+        yield sign_evidence(quantity, value - p["extreme"], stated=run.stated["coupled_extreme"](),
+                            derived=None, parameters=params)
 
     # (iv) collapse: derived from the exponent, coupled against decoupled at the same depth
     for L in depths[1:]:
@@ -281,9 +243,9 @@ def check(run: Run) -> Iterator[Evidence]:
                              "or a decoupled run did not train at the large one",
                              stated=None, derived=1.0, parameters=params)
             continue
-        yield _direction(quantity, status[c][1][large].astype(float)
-                         - status[d][1][large].astype(float), stated=None, derived=1.0,
-                         parameters=params)
+        yield sign_evidence(quantity, status[c][1][large].astype(float)
+                                - status[d][1][large].astype(float), stated=None, derived=1.0,
+                            parameters=params)
 
     # (iii) the derived ordering by exponent where the type can be read
     readable = {}
@@ -310,11 +272,11 @@ def check(run: Run) -> Iterator[Evidence]:
                              "a cell's type is not readable (collapsed / not trained, or "
                              "decoupled with lr alpha T < 10)")
             continue
-        yield _direction(f"derived type ordering, {name}: sparsity difference (exponents "
-                         f"{e[first]} vs {e[second]}: {regularizer_type(e[first])} vs "
-                         f"{regularizer_type(e[second])})",
-                         sparsity[first][a] - sparsity[second][a], stated=None,
-                         derived=derived, parameters={**base, "alpha": alpha})
+        yield sign_evidence(f"derived type ordering, {name}: sparsity difference (exponents "
+                            f"{e[first]} vs {e[second]}: {regularizer_type(e[first])} vs "
+                            f"{regularizer_type(e[second])})",
+                            sparsity[first][a] - sparsity[second][a], stated=None,
+                            derived=derived, parameters={**base, "alpha": alpha})
     if not run.is_control:
         _figures(run, results, status, sparsity, e, skipped)
 
