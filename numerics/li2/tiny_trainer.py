@@ -12,7 +12,8 @@ All draws come from the ``generator`` passed in.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import torch
 
@@ -32,6 +33,16 @@ class TrainedNet:
     V: torch.Tensor         # (K, M) top-layer weights
     operands: torch.Tensor  # (n, 2) pairs (a, b) in Z_M
     losses: torch.Tensor    # (steps,) objective before each step
+    snapshots: dict[int, torch.Tensor] = field(default_factory=dict)  # step -> W after it
+
+    def features_at(self, step: int) -> torch.Tensor:
+        r""":math:`\sigma(XW)` on the training set with :math:`W` after ``step`` updates (a
+        step passed in ``checkpoints``)."""
+        return hidden_features(self.snapshots[step], self.operands, self.M)
+
+    def labels(self) -> torch.Tensor:
+        r"""The targets :math:`(a_i+b_i)\bmod M` of the training set."""
+        return self.operands.sum(1) % self.M
 
     def features(self) -> torch.Tensor:
         r"""Hidden activations :math:`F = \sigma(XW)` on the training set, ``n x K``."""
@@ -105,12 +116,15 @@ def train_two_layer(
     init_v: float = 0.01,
     device: torch.device | str = "cpu",
     dtype: torch.dtype = torch.float64,
+    checkpoints: Sequence[int] = (),
 ) -> TrainedNet:
     r"""Train :math:`\hat Y = \sigma(XW)V` on :math:`\mathbb Z_M` addition, full batch.
 
     Initialisation: :math:`W_{ij} \sim \mathcal N(0, \text{init\_w}^2/(2M))`,
     :math:`V_{ij} \sim \mathcal N(0, \text{init\_v}^2)` (the paper's small top-layer scale
     :math:`\alpha`). Raises :class:`numerics.errors.Diverged` if the objective becomes NaN/Inf.
+    ``checkpoints``: steps in ``[0, steps]`` at which :math:`W` is kept (0: the
+    initialisation); the trajectory is the same with or without them.
     """
     if K < 1:
         raise ValueError(f"K: {K} must be >= 1")
@@ -120,6 +134,8 @@ def train_two_layer(
         raise ValueError(f"lr: {lr} must be > 0")
     if not eta >= 0:
         raise ValueError(f"eta: {eta} must be >= 0")
+    if any(not 0 <= c <= steps for c in checkpoints):
+        raise ValueError(f"checkpoints: {list(checkpoints)} must lie in [0, steps={steps}]")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer: {optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
     operands, labels = modular_addition_data(M, fraction, generator)
@@ -131,7 +147,11 @@ def train_two_layer(
          * init_v).requires_grad_(True)
     update = _Adam([W, V], lr) if optimizer == "adam" else _GradientDescent(lr)
     losses = torch.empty(steps, dtype=dtype)
+    keep = set(checkpoints)
+    snapshots = {}
     for step in range(steps):
+        if step in keep:
+            snapshots[step] = W.detach().clone()
         J = loss(hidden_features(W, operands, M), V, Y, eta) + 0.5 * eta * W.square().sum()
         if not torch.isfinite(J):
             raise Diverged(f"objective {J.item()} at step {step} (M={M}, K={K}, lr={lr})")
@@ -139,4 +159,7 @@ def train_two_layer(
         with torch.no_grad():
             update([W, V], grads)
         losses[step] = J.detach()
-    return TrainedNet(M=M, W=W.detach(), V=V.detach(), operands=operands, losses=losses)
+    if steps in keep:
+        snapshots[steps] = W.detach().clone()
+    return TrainedNet(M=M, W=W.detach(), V=V.detach(), operands=operands, losses=losses,
+                      snapshots=snapshots)

@@ -331,3 +331,133 @@ def test_trainer_rejects_bad_input(kwargs, message):
     args = dict(M=5, K=4, steps=2, lr=0.01, eta=0.0, generator=make_generator(0))
     with pytest.raises(ValueError, match=message):
         train_two_layer(**{**args, **kwargs})
+
+
+def test_checkpoints_keep_W_without_changing_the_trajectory():
+    kwargs = dict(steps=12, lr=0.02, eta=1e-3, fraction=0.5)
+    plain = train_two_layer(5, 8, generator=make_generator(4), **kwargs)
+    kept = train_two_layer(5, 8, generator=make_generator(4), checkpoints=(0, 5, 12), **kwargs)
+    assert torch.equal(plain.W, kept.W) and torch.equal(plain.V, kept.V)
+    assert sorted(kept.snapshots) == [0, 5, 12] and torch.equal(kept.snapshots[12], kept.W)
+    g = make_generator(4)
+    modular_addition_data(5, 0.5, g)
+    assert torch.equal(kept.snapshots[0], randn(10, 8, generator=g) * (1.0 / 10**0.5))
+    assert torch.equal(kept.features_at(12), kept.features())
+    assert torch.equal(kept.labels(), kept.operands.sum(1) % 5)
+    with pytest.raises(ValueError, match="checkpoints"):
+        train_two_layer(5, 8, generator=make_generator(4), checkpoints=(13,), **kwargs)
+
+
+# --- Thm. 6 where B exists only just: eta = 0 at full column rank, K = n + 1 -------------------
+
+def test_quick_run_covers_eta_zero_and_K_just_above_n(quick_result):
+    quantities = [item.quantity for item in quick_result.evidence if item.ok]
+    for label in ("n=48 K=24 eta=0", "n=25 K=24 eta=0", "n=24 K=25 eta=1e-06"):
+        assert sum(q.endswith(label) for q in quantities) == 2, label   # b_jl, sign rule
+    assert quick_result.inside_assumptions
+
+
+def test_eta_zero_similarity_bound_covers_float32_rounding():
+    """At eta = 0 the bound 4u(n + s_max/s_min)|f_j||f_l| holds for the float32 beta against
+    float64 (the truth at this precision), and it is finite where 1/sqrt(eta) is not."""
+    from numerics.li2.ridge_spectra import similarity_rounding_bound_full_rank
+    for n, K, seed in [(25, 24, 1), (48, 24, 2), (31, 30, 3)]:
+        Ft = features(n, K, seed)
+        pairs = all_pairs(K)
+        s = torch.linalg.svdvals(Ft)
+        _, exact, _ = schur_terms(Ft, 0.0, pairs)
+        Ft32 = Ft.float()
+        _, rounded, _ = schur_terms(Ft32, 0.0, pairs)
+        bound32 = similarity_rounding_bound_full_rank(Ft32, pairs, float(s[0]), float(s[-1]))
+        assert bool(((rounded.double() - exact).abs() <= bound32.double()).all())
+        assert bool(torch.isfinite(bound32).all())
+
+
+def test_eta_zero_needs_full_column_rank():
+    from numerics.li2.ridge_spectra import similarity_rounding_bound_full_rank
+    Ft = features(6, 4, 0)
+    with pytest.raises(ValueError, match="s_min"):
+        similarity_rounding_bound_full_rank(Ft, all_pairs(4), 1.0, 0.0)
+    from verify.claims.li2.thm6 import _b_exists
+    params = get("li2.thm6").parameters["quick"]
+    assert _b_exists(params)
+    assert not _b_exists({**params, "problems": [{"n": 24, "K": 24, "eta": 0.0}]})
+
+
+def test_eta_zero_schur_formula_rejects_the_flipped_sign_at_K_equal_n_minus_1():
+    Ft = features(25, 24, 5)
+    pairs = all_pairs(24)
+    norm_B, tol = bound(Ft, 0.0)
+    b = pair_entries(ridge_inverse_cholesky(Ft, 0.0), pairs)
+    alpha, beta, gamma = schur_terms(Ft, 0.0, pairs)
+    assert float((stated_b(alpha, beta, gamma) - b).abs().max()) / norm_B <= tol
+    assert float((flipped_b(alpha, beta, gamma) - b).abs().max()) / norm_B > 1e3 * tol
+
+
+# --- §5: spreads of B and P_eta ------------------------------------------------------------
+
+def test_spreads_are_one_for_orthogonal_equal_columns_and_the_stage2_cosine_is_one():
+    from numerics.li2.ridge_spectra import ridge_spectra
+    n = 6
+    Q, _ = torch.linalg.qr(center(randn(n, n - 1, generator=make_generator(1))))
+    Ft = 2.0 * Q                               # rank n - 1 = K, all s = 2
+    Yt = center(randn(n, 3, generator=make_generator(2)))
+    s = ridge_spectra(Ft, Yt, 0.3)
+    assert s.rank == n - 1
+    assert s.b_spread_row == pytest.approx(1, abs=1e-12)
+    assert s.p_spread == pytest.approx(1, abs=1e-12)
+    assert s.cos_stage2 == pytest.approx(1, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(3, 12), K=st.integers(2, 14), eta=st.floats(1e-3, 10.0),
+       seed=st.integers(0, 2**31 - 1))
+def test_spreads_match_the_definitions_and_bound_the_stage2_deviation(n, K, eta, seed):
+    """Spreads from the SVD against eigenvalues of B and P_eta built from their definitions,
+    and ||G_F(+inf) - pb Yt Yt^T Ft|| <= bound * pb ||Yt Yt^T Ft|| (p, b the midpoints)."""
+    from numerics.li2.ridge_spectra import proportionality_error, ridge_spectra, \
+        stage2_deviation_bound
+    Ft = features(n, K, seed)
+    Yt = center(randn(n, 3, generator=make_generator(seed + 1)))
+    s = ridge_spectra(Ft, Yt, eta)
+    B = torch.linalg.inv(ridge_matrix(Ft, eta))
+    P = eta * torch.linalg.inv(Ft @ Ft.T + eta * torch.eye(n, dtype=F64))
+    ones = torch.ones(n, 1, dtype=F64) / n**0.5
+    basis = torch.linalg.svd(torch.eye(n, dtype=F64) - ones @ ones.T).U[:, :n - 1]
+    p_eig = torch.linalg.eigvalsh(basis.T @ P @ basis)
+    _, sv, Wh = torch.linalg.svd(Ft, full_matrices=False)
+    row = Wh[:s.rank].T
+    b_eig = torch.linalg.eigvalsh(row.T @ B @ row)
+    assert s.p_spread == pytest.approx(float(p_eig[-1] / p_eig[0]), rel=1e-6)
+    assert s.b_spread_row == pytest.approx(float(b_eig[-1] / b_eig[0]), rel=1e-6)
+    assert s.b_spread_full == pytest.approx(float(torch.linalg.cond(B)), rel=1e-6)
+    S = Yt @ Yt.T @ Ft
+    G = P @ S @ B
+    p, b = (p_eig[-1] + p_eig[0]) / 2, (b_eig[-1] + b_eig[0]) / 2
+    bound_ = stage2_deviation_bound(s.b_spread_row, s.p_spread)
+    assert float((G - p * b * S).norm()) <= (bound_ + 1e-9) * float(p * b * S.norm())
+    assert float((G * S).sum() / (G.norm() * S.norm())) == pytest.approx(s.cos_stage2, abs=1e-9)
+    assert proportionality_error(1.0) == 0
+
+
+def test_stage3_item_and_stage2_probes_in_the_quick_run(quick_result):
+    """The §5 item reads the stated form (the control's planted 'still proportional' fails it);
+    the Stage II approximations are probes that never take the claim outside its assumptions."""
+    item = next(e for e in quick_result.evidence if e.quantity.startswith("Stage III"))
+    assert item.ok and item.stated == 0.0
+    planted = next(e for e in quick_result.control.evidence if e.quantity == item.quantity)
+    assert planted.ok is False
+    probes = [a for a in quick_result.assumptions if a.name.startswith("Stage II")]
+    assert len(probes) == 2 and all(a.probe for a in probes)
+    assert any(name.startswith("spreads of B and P_eta") for name in quick_result.figures)
+
+
+def test_stage3_item_rejects_a_planted_still_proportional_net():
+    """Planted wrong variant on the data side: features whose B and P_eta are proportional to
+    the identity make the measured side 1, so the stated 'no longer proportional' fails."""
+    from numerics.li2.ridge_spectra import ridge_spectra, spread_band
+    from verify.claims.li2.thm6 import STAGE2_DEVIATION
+    n = 8
+    Q, _ = torch.linalg.qr(center(randn(n, n - 1, generator=make_generator(3))))
+    s = ridge_spectra(3.0 * Q, center(randn(n, 2, generator=make_generator(4))), 2e-4)
+    assert max(s.b_spread_row, s.p_spread) <= spread_band(STAGE2_DEVIATION)
