@@ -13,7 +13,7 @@ from numerics.li2.stage1_problems import draw_problems
 from numerics.li2.two_layer import center
 from theory.li2.stage1_expansion import coefficients, derive_small_time_series
 from verify.claim import NegativeControl
-from verify.claims.li2.prop2 import eq68_small_time, stated_small_time
+from verify.claims.li2.prop2 import assumption_items, eq68_small_time, stated_small_time
 from verify.registry import get
 from verify.runner import run_claim
 from verify.verdict import Verdict
@@ -87,3 +87,56 @@ def test_autograd_gradient_at_t0_keeps_the_quadratic_term(n, M, seed, alpha):
     torch.testing.assert_close(G0, eq68_small_time(Ft, Yt, V0, 0.0), rtol=1e-10, atol=1e-12)
     torch.testing.assert_close(G0 - stated_small_time(Ft, Yt, V0, 0.0), -Ft @ V0 @ V0.mT,
                                rtol=1e-9, atol=1e-14)
+
+
+def test_each_setup_relation_rejects_its_planted_error():
+    """A without eta, B with its sign flipped and E = Yt + Ft V: each setup item (App. C,
+    Eqs. 47-52) fails on its own, and the untouched field and G items still hold."""
+    claim = get("li2.prop2")
+    variant = dataclasses.replace(claim, control=NegativeControl("A, B, E wrong", {
+        "A": lambda Ft, eta: Ft.T @ Ft,
+        "B": lambda Ft, Yt: -(Ft.T @ Yt),
+        "E": lambda Ft, Yt, V: Yt + Ft @ V}))
+    result = run_claim(variant)
+    ok = {e.quantity: e.ok for e in result.control.evidence}
+    setup = {q: v for q, v in ok.items() if q.startswith("App. C setup")}
+    assert len(setup) == 5
+    assert [q for q, v in setup.items() if v is False] == [
+        "App. C setup (Eqs. 47-52): A = Ft^T Ft + eta I, as I_M (x) A = -d vec(dV/dt)/d vec(V)",
+        "App. C setup (Eqs. 47-52): B = Ft^T Yt, the flow field at V = 0",
+        "App. C setup: E = Yt - Ft V, the residual in -dJ/dV = Ft^T E - eta V"]
+    # On the claim's own run, every setup and (A1)-(A4) item holds.
+    assert all(e.ok for e in result.evidence
+               if e.quantity.startswith(("App. C setup", "(A1)", "(A2)", "(A3)", "(A4)")))
+
+
+def _assumption_problems(seed=0, S=4, n=12, K=4, M=3):
+    g = make_generator(seed)
+    F, Y = draw_problems(S, n, K, M, g, realisable=True)
+    return center(F), center(Y), randn(S, K, M, generator=g)
+
+
+def _failed_assumptions(Ft, Yt, U):
+    return {e.quantity.split(" ")[0] + (" variance" if "variance" in e.quantity else "")
+            for e in assumption_items(Ft, Yt, U) if e.ok is False}
+
+
+def test_assumption_items_hold_on_the_claims_problems():
+    assert _failed_assumptions(*_assumption_problems()) == set()
+
+
+def test_each_assumption_item_rejects_data_that_break_it():
+    Ft, Yt, U = _assumption_problems()
+    # (A1): a repeated column (rank K - 1)
+    repeated = Ft.clone()
+    repeated[..., -1] = repeated[..., 0]
+    assert "(A1)" in _failed_assumptions(repeated, Yt, U)
+    # (A2): labels with a centred component off col(Ft)
+    g = make_generator(7)
+    off = center(randn(*Yt.shape, generator=g))
+    assert _failed_assumptions(Ft, Yt + off, U) >= {"(A2)"}
+    # (A3): V0 / alpha with standard deviation 2 (variance 4), and with mean 1
+    assert "(A3) variance" in _failed_assumptions(Ft, Yt, 2 * U)
+    assert "(A3)" in _failed_assumptions(Ft, Yt, U + 1)
+    # (A4): features not centred over samples
+    assert "(A4)" in _failed_assumptions(Ft + 1.0, Yt, U)

@@ -1,5 +1,8 @@
 """li2.thm1: the energy gradient, the Stage-II node update and ascent on the
-sphere, by sympy, autograd, backprop through the network and projected ascent."""
+sphere, by sympy, autograd, backprop through the network and projected ascent; Stage-II
+trained nodes at local maxima of E (cosine and second-order test)."""
+import dataclasses
+
 import pytest
 import sympy as sp
 import torch
@@ -16,6 +19,7 @@ from numerics.li2.energy import (
     stage2_node_update,
     tangent,
 )
+from numerics.li2.sphere_newton import gradient_and_hessian, newton_polish
 from numerics.random import make_generator, randn
 from numerics.li2.two_layer import center, one_hot_labels
 from theory.li2.energy import (
@@ -27,7 +31,13 @@ from theory.li2.energy import (
     symbolic_activation,
 )
 from theory.identity import ZeroStatus, is_zero
-from verify.claims.li2.thm1 import SPACE, gate_dropped_gradient, stated_energy_gradient
+from verify.claims.li2.thm1 import (
+    SPACE,
+    gate_dropped_gradient,
+    second_order_item,
+    stated_energy_gradient,
+    tangent_spectrum,
+)
 from verify.registry import get
 from verify.runner import run_claim
 from verify.sampling import strategy
@@ -191,3 +201,53 @@ def test_bad_names_and_ranges_raise():
     X = torch.ones(2, 2, dtype=torch.float64)
     with pytest.raises(ValueError, match="lr"):
         ascend(X, X, X, activation("x2"), lambda w: w, 0.0, 1)
+
+
+def test_trained_nodes_are_local_maxima_and_the_dropped_gate_is_rejected(quick_result):
+    ok = {e.quantity: e.ok for e in quick_result.evidence}
+    cos = "1 - cos(Stage-II trained node, local maximum of E reached by ascent from it), " \
+          "sigma = x2"
+    second = "second-order test: largest tangent Hessian eigenvalue of E at each maximum, " \
+             "sigma = x2"
+    assert ok[cos] is True and ok[second] is True
+    assert all(a.holds for a in quick_result.assumptions)
+    # The gate-dropped direction ascends something else: from the trained node it moves away.
+    control = {e.quantity: e.ok for e in quick_result.control.evidence}
+    assert control[cos] is False
+
+
+def _polished(f, seed, d=5, B=4):
+    W = randn(B, d, generator=make_generator(seed))
+    return newton_polish(W / W.norm(dim=-1, keepdim=True), f)
+
+
+def test_second_order_item_rejects_minima_and_accepts_maxima():
+    c = {"n": 24, "d": 5, "M": 3, "seed": 11}
+    X, Yt, _ = _problem(c)
+    act = activation("x2")
+
+    def E(w):
+        return energy(w, X, Yt, act)
+
+    def spectrum(w):
+        _, _, R = gradient_and_hessian(w, E)
+        return tangent_spectrum(w, R)
+
+    maxima = _polished(E, 1)
+    minima = _polished(lambda w: -E(w), 2)  # saddle-free Newton on -E: minima of E
+    args = ({}, c["n"], c["d"], c["M"])
+    assert second_order_item(spectrum(maxima.w), "x2", *args).ok is True
+    assert second_order_item(spectrum(minima.w), "x2", *args).ok is False
+    # tangent_spectrum drops the normal direction, not the largest eigenvalue
+    assert (spectrum(minima.w) > 0).any()
+
+
+def test_untrained_nodes_make_the_maxima_item_inconclusive():
+    claim = get("li2.thm1")
+    quick = claim.parameters["quick"]
+    short = {**quick, "maxima": {**quick["maxima"], "train_steps": 0}}
+    result = run_claim(dataclasses.replace(claim, parameters={**claim.parameters,
+                                                              "quick": short}))
+    assert result.verdict.value == "inconclusive", result.reason
+    assert any(not a.holds and a.name.startswith("Stage-II training reached")
+               for a in result.assumptions)

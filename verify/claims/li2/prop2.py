@@ -3,7 +3,12 @@ r"""li2.prop2 (alias li2.eq55): Proposition 2 and Eq. 55, the small-time expansi
 t\tilde Y\tilde Y^\top\tilde F + O(t\alpha + t^2)` (Eq. 55: :math:`+\,tR_1(V_0) + O(t^2)`).
 
 Routes: App. C's setup (Eqs. 47-52: the flow field :math:`-AV + \tilde F^\top\tilde Y` and
-:math:`G_{\tilde F} = EV^\top`) against sympy's derivatives of :math:`J`; the exact series of
+:math:`G_{\tilde F} = EV^\top`; separately :math:`A = \tilde F^\top\tilde F + \eta I` as the
+field's Jacobian, :math:`B = \tilde F^\top\tilde Y` as the field at :math:`V = 0`, and
+:math:`E = \tilde Y - \tilde FV` as the residual in :math:`-\partial J/\partial V =
+\tilde F^\top E - \eta V`) against sympy's derivatives of
+:math:`J`; the assumptions (A1)-(A4) measured as items on the trend's own problems (rank of
+:math:`\tilde F`, realisability, the law of :math:`V_0/\alpha`, the centring); the exact series of
 :math:`G_{\tilde F}(t)` in :math:`t` and :math:`\alpha` (sympy, Picard iteration of the flow,
 :math:`\eta` symbolic) against the stated terms, order by order (derived vs stated); the
 remainder's error trends (RK4 flow, autograd :math:`G_F`) in :math:`t \to 0` at
@@ -23,6 +28,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import sympy as sp
+import torch
 
 from numerics.li2.two_layer import center
 from theory.matrices import centering_matrix
@@ -35,15 +41,23 @@ from verify import (
     IntRange,
     LogUniform,
     NegativeControl,
+    Route,
     Run,
+    Tolerance,
+    at_least,
+    compare,
+    monte_carlo,
     register,
     symbolic_identity,
+    unit_roundoff,
 )
 from verify.arrays import eye, transpose
 from verify.claims.li2 import PAPER
 from verify.claims.li2._stage1 import (
+    full_column_rank,
     grid,
     mean_time_unit,
+    realisability_gap,
     record_data_assumptions,
     remainder_trend,
     series_derivation,
@@ -74,6 +88,22 @@ def stated_G(Ft, Yt, V):
     return (Yt - Ft @ V) @ transpose(V)
 
 
+def stated_A(Ft, eta):
+    r"""App. C: :math:`A = \tilde F^\top\tilde F + \eta I_K` (the flow is
+    :math:`\dot V = -AV + B`)."""
+    return transpose(Ft) @ Ft + eta * eye(Ft.shape[-1], Ft)
+
+
+def stated_B(Ft, Yt):
+    r"""App. C: :math:`B = \tilde F^\top\tilde Y` (not the Stage-III :math:`B`)."""
+    return transpose(Ft) @ Yt
+
+
+def stated_E(Ft, Yt, V):
+    r"""App. C: the residual :math:`E = \tilde Y - \tilde FV`."""
+    return Yt - Ft @ V
+
+
 def flipped_small_time(Ft, Yt, V0, t):
     """Planted error: the t-linear term with its sign flipped."""
     return Yt @ transpose(V0) - t * (Yt @ transpose(Yt) @ Ft)
@@ -88,24 +118,43 @@ def eq68_small_time(Ft, Yt, V0, t):
 
 
 def _setup(run: Run) -> Iterator[Evidence]:
-    """App. C's field and G_Ft (the forms ``field`` and ``G``); attaches the series."""
+    """App. C's field and G_Ft (the forms ``field`` and ``G``), and A, B, E one by one (the
+    forms ``A``, ``B``, ``E``), each against sympy's derivatives of J; attaches the series."""
     s = run.params["symbolic_size"]
     series = run.derivation(series_derivation(run, s)).result
     params = {**s, "eta": "symbolic (any eta >= 0)"}
-    Ft, Yt, Vs = series.Ft, series.Yt, series.Vs
+    Ft, Yt, Vs, eta = series.Ft, series.Yt, series.Vs, series.eta
+    st = run.stated
     yield symbolic_identity("App. C setup (Eqs. 47-52): -dJ/dV = -A V + Ft^T Yt",
-                            stated=run.stated["field"](Ft, Yt, Vs, series.eta),
+                            stated=st["field"](Ft, Yt, Vs, eta),
                             derived=series.field, parameters=params)
     yield symbolic_identity("App. C setup: -dJ/dFt = E V^T, E = Yt - Ft V",
-                            stated=run.stated["G"](Ft, Yt, Vs), derived=series.G_of_V,
+                            stated=st["G"](Ft, Yt, Vs), derived=series.G_of_V,
                             parameters=params)
+    # A: the field is affine in V, and -d vec(field)/d vec(V) = I_M (x) A (column-stacked vec:
+    # vec(A V) = (I_M (x) A) vec V), so A acts on every column alike and mixes none.
+    M = Vs.shape[1]
+    yield symbolic_identity(
+        "App. C setup (Eqs. 47-52): A = Ft^T Ft + eta I, as I_M (x) A = -d vec(dV/dt)/d vec(V)",
+        stated=sp.kronecker_product(sp.eye(M), st["A"](Ft, eta)),
+        derived=-series.field.vec().jacobian(Vs.vec()), parameters=params)
+    yield symbolic_identity(
+        "App. C setup (Eqs. 47-52): B = Ft^T Yt, the flow field at V = 0",
+        stated=st["B"](Ft, Yt), derived=series.field.xreplace({v: 0 for v in Vs}),
+        parameters=params)
+    # E as the residual that J's gradient carries back to V: -dJ/dV = Ft^T E - eta V (the
+    # square ||E||^2 alone would not see E's sign).
+    yield symbolic_identity(
+        "App. C setup: E = Yt - Ft V, the residual in -dJ/dV = Ft^T E - eta V",
+        stated=Ft.T * st["E"](Ft, Yt, Vs) - eta * Vs, derived=series.field,
+        parameters=params)
 
 
 def _symbolic(run: Run) -> Iterator[Evidence]:
     # The negative control swaps only the small-time form: its run replays the setup items
     # (run.memo_route).
     s = run.params["symbolic_size"]
-    yield from run.memo_route("setup", ("field", "G"), lambda: _setup(run))
+    yield from run.memo_route("setup", ("field", "G", "A", "B", "E"), lambda: _setup(run))
     series = series_derivation(run, s).result
     t, alpha = series.t, series.alpha
     stated = coefficients(run.stated["small_time"](series.Ft, series.Yt, alpha * series.U, t),
@@ -139,6 +188,63 @@ def _smallest_case(run: Run) -> None:
                [str(x) for x in missing])
 
 
+def assumption_items(Ft: torch.Tensor, Yt: torch.Tensor, U: torch.Tensor, *,
+                     rank: bool = True, realisable: bool = True,
+                     parameters: dict | None = None) -> list[Evidence]:
+    r"""(A1)-(A4) of App. C as items, measured on a batch of problems (``Ft`` (S, n, K),
+    ``Yt`` (S, n, M) as the flow uses them, ``U`` (S, K, M) with :math:`V_0 = \alpha U`).
+    ``rank``/``realisable`` off leave (A1)/(A2) out (a setting outside them on purpose, where
+    :func:`record_data_assumptions` records them instead of an item failing)."""
+    params = dict(parameters or {})
+    S, n, K = Ft.shape
+    M = Yt.shape[-1]
+    u = unit_roundoff(Ft.dtype)
+    items = []
+    if rank:
+        # (A1) as numpy's matrix_rank decides it: sigma_K above max(n, K) u sigma_1, the
+        # rounding level of the SVD; the ratio itself is the measured quantity (>= 1).
+        _, ratio = full_column_rank(Ft)
+        items.append(at_least(
+            Route.NUMERIC, "(A1) full column rank of Ft: min sigma_K / rank threshold",
+            measured=ratio, bound=1.0, parameters={**params, "problems": S},
+            tolerance=Tolerance(0.0, "a rank is decided at the threshold itself: "
+                                     "max(n, K) u sigma_1 (numpy's matrix_rank)")))
+    if realisable:
+        gap = realisability_gap(Ft, Yt)
+        # The residual of projecting Yt onto col(Ft) by Householder QR is ~ n K u relative
+        # (Higham, Thm. 19.4: backward error of order n K u per column); 64x covers its
+        # constant, as record_data_assumptions' limit does.
+        items.append(compare(
+            Route.NUMERIC, "(A2) col(Yt) in col(Ft): max ||(I - Ft Ft^+) Yt|| / ||Yt||",
+            stated=0.0, measured=gap, metric="absolute",
+            tolerance=Tolerance(64 * n * K * u, f"QR projection residual: 64 n K u "
+                                                 f"(n={n}, K={K}, u={u:.1e})"),
+            parameters={**params, "problems": S}))
+    # (A3): V0 = alpha U with U_ij i.i.d. N(0, 1): the entries' mean (0) and variance (1),
+    # each a Monte Carlo mean against its true value (CLT, Bonferroni over the two).
+    z = U.reshape(-1).double()
+    N = z.numel()
+    for what, sample, true in (("mean", z, 0.0), ("variance", z.square(), 1.0)):
+        se = float(sample.std() / N**0.5)
+        items.append(compare(
+            Route.MONTE_CARLO, f"(A3) {what} of the entries of V0 / alpha (N(0, 1) i.i.d.)",
+            stated=true, measured=float(sample.mean()), metric="absolute",
+            tolerance=monte_carlo(se, tests=2, what=f"{what} of {N} entries"),
+            parameters={**params, "entries": N}))
+    # (A4): 1^T Ft = 1^T Yt = 0. The computed column mean errs by <= n u max|F| (a sum of n
+    # terms, Higham ch. 3), each centred entry by about that, and summing the n centred entries
+    # (each <= 2 max|F|) adds <= 2 n^2 u max|F|: |1^T Ft| <= 3 n^2 u max|F| + O(u^2). Measured
+    # relative to n max|F|, the bound is 3 n u; 4 (n + 1) u covers it.
+    sums = [(A.sum(-2).abs().amax(-1) / (n * A.abs().amax((-2, -1)).clamp(min=1e-300))).max()
+            for A in (Ft, Yt)]
+    items.append(compare(
+        Route.NUMERIC, "(A4) centring: max |1^T Ft|, |1^T Yt| over n max|entry|",
+        stated=[0.0, 0.0], measured=[float(x) for x in sums], metric="absolute",
+        tolerance=Tolerance(4 * (n + 1) * u, f"centring roundoff 4 (n + 1) u (n={n})"),
+        parameters={**params, "problems": S, "M": M}))
+    return items
+
+
 def _trends(run: Run) -> Iterator[Evidence]:
     p = {**run.params["small_time"], "seeds": run.params["seeds"]}
     # (A2) needs K >= M - 1; below it (a stress setting) the features are Gaussian, and the
@@ -146,6 +252,11 @@ def _trends(run: Run) -> Iterator[Evidence]:
     F, Y, U = small_time_problems(run, p, "prop2", realisable=p["K"] >= p["M"] - 1)
     problem = ("prop2", F, Y, U)
     record_data_assumptions(run, center(F), center(Y), "Prop. 2 problems", realisable=True)
+    # (A1)-(A4) as items where the setting is inside them (the space also draws K < M - 1 and
+    # K >= n, where the assumptions above record it as outside instead).
+    yield from assumption_items(center(F), center(Y), U, rank=p["K"] <= p["n"] - 1,
+                                realisable=p["M"] - 1 <= p["K"] <= p["n"] - 1,
+                                parameters={"n": p["n"], "K": p["K"], "M": p["M"]})
     stated, scale = run.stated["small_time"], run.stated["remainder"]
     taus, alphas, steps = grid(p["taus"]), grid(p["alphas"]), p["steps"]
     common = {"n": p["n"], "K": p["K"], "M": p["M"]}
@@ -208,7 +319,17 @@ CLAIM = register(Claim(
             r"read as the t^1 terms that vanish at V_0=0. Trends: the remainder "
             r"G-\tilde YV_0^\top-t\tilde Y\tilde Y^\top\tilde F in t at \alpha\ll t^2 and at "
             r"fixed \alpha, and in \alpha at fixed t; t=\tau/\lambda_{\max}. Problems satisfy "
-            r"(A1) and (A2) by construction (the first M-1 features are YC).",
+            r"(A1) and (A2) by construction (the first M-1 features are YC). App. C's setup: the "
+            r"catalogue gives Eqs. 47-52 as one block (\dot V=-AV+B, A=\tilde F^\top\tilde F+\eta "
+            r"I, B=\tilde F^\top\tilde Y, E=\tilde Y-\tilde FV, G_{\tilde F}=EV^\top) without "
+            r"saying which number is which, so each printed relation is an item of its own (A as "
+            r"the Jacobian -\partial\dot V/\partial V, B as \dot V at V=0, E through -\partial "
+            r"J/\partial V=\tilde F^\top E-\eta V), named by content, not by equation number; no "
+            r"other form of them is printed. (A1)-(A4) are items measured on the trend's problems:"
+            r" \sigma_K(\tilde F) above numpy's rank threshold, the relative residual of \tilde Y "
+            r"off col(\tilde F) at roundoff, the mean and variance of V_0/\alpha's entries against"
+            r" N(0,1) (Monte Carlo), and \mathbf 1^\top\tilde F=\mathbf 1^\top\tilde Y=0 at "
+            r"roundoff ((A4) is optional in the paper; the toolkit centres, so it holds here).",
     parameters={
         "quick": {"symbolic_size": {"n": 3, "K": 2, "M": 2}, "seeds": 6,
                   "small_time": {"n": 24, "K": 6, "M": 3, **_GRID}},
@@ -217,7 +338,8 @@ CLAIM = register(Claim(
                                 "taus": [1e-2, 1e-6, 9], "alphas": [1e-1, 1e-5, 9]}},
     },
     stated={"small_time": stated_small_time, "remainder": stated_remainder,
-            "field": stated_field, "G": stated_G},
+            "field": stated_field, "G": stated_G, "A": stated_A, "B": stated_B,
+            "E": stated_E},
     # as li2.sec3.2-zero-init declares for its remainders
     equivalent_mutants={
         f"remainder:{op}": "the remainder's scale enters an order check (the log-log slope of "
