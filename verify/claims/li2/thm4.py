@@ -662,4 +662,6 @@ CLAIM = register(Claim(
     space={"monte_carlo.groups": ONE_SMALL_GROUP, "monte_carlo.p": LogUniform(0.05, 0.9),
            "operator.delta": LogUniform(1e-3, 0.5), "operator.p_trend.M": IntRange(32, 512),
            "seed": SEED},
+    # its network part trains li2.fig5's networks at the paper's size
+    tags=("training",),
 ))
