@@ -3,6 +3,7 @@ descent, Adam and AdamW and, while stuck, keeps the saddle's negative Hessian ei
 derived laws (steps ~ T / lr, log(1/a) / log(1 + lr sigma_1), a constant ratio in lr) hold; the
 start away from the saddle is not read as evidence; the reversed statement is rejected."""
 import pytest
+import torch
 
 import verify.claims.ns.fine_tuning as ft
 from tests.claim_results import quick_result
@@ -51,3 +52,33 @@ def test_too_few_scales_or_rates_are_refused():
         ft._validate({**p, "a": p["a"][:3]})
     with pytest.raises(ValueError):
         ft._validate({**p, "lrs": p["lrs"][:2]})
+
+
+def test_network_items_decide_both_statements_and_reject_the_reversed():
+    """The pretrained MLP with LoRA adapters: Adam at the small lr fine-tunes while SGD at it
+    stays at the start's accuracy, and SGD keeps more and stronger negative Ritz values; the
+    reversed statement is rejected on all three items."""
+    r = quick_result("ns.x.fine-tuning")
+    net = [e for e in r.evidence if e.quantity.startswith("network")]
+    assert len(net) == 3 and all(e.ok for e in net)
+    rejected = [e for e in r.control.evidence if e.quantity.startswith("network")]
+    assert len(rejected) == 3 and all(e.ok is False for e in rejected)
+    table = next(v for k, v in r.figures.items() if k.startswith("network fine-tuning"))
+    sgd = next(v for k, v in table.items() if k.startswith("SGD (lr 0.003)"))
+    assert max(sgd["accuracy"]) < 0.25                  # below chance: still the old labels
+    assert any(k.startswith("network: Ritz values") for k in r.figures)
+
+
+def _network_run(**network):
+    from verify import Run
+    p = {"network": {**ft.CLAIM.parameters["quick"]["network"], **network}}
+    return Run("ns.x.fine-tuning", "quick", p, ft.CLAIM.stated, 0, torch.device("cpu"),
+               torch.float64)
+
+
+def test_a_broken_network_run_leaves_its_items_undecided():
+    """A tuned lr that diverges (no lr reaches the new task) and an untrained pretraining
+    each make the network items inconclusive, never a pass or a fail."""
+    for broken in ({"tuned_lrs": [1e4]}, {"pretrain_steps": 0}):
+        items = list(ft._network(_network_run(steps=20, lanczos=4, **broken)))
+        assert len(items) == 2 and all(e.ok is None for e in items)
