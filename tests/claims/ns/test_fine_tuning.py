@@ -82,3 +82,19 @@ def test_a_broken_network_run_leaves_its_items_undecided():
     for broken in ({"tuned_lrs": [1e4]}, {"pretrain_steps": 0}):
         items = list(ft._network(_network_run(steps=20, lanczos=4, **broken)))
         assert len(items) == 2 and all(e.ok is None for e in items)
+
+
+def test_lanczos_recovers_the_spectrum():
+    """With as many steps as the dimension the Ritz values are the eigenvalues; with fewer,
+    the extreme ones are still close (the items read the extremes)."""
+    from numerics.ns.lora_finetune import lanczos
+    g = torch.Generator().manual_seed(0)
+    M = torch.randn(2, 40, 40, generator=g, dtype=torch.float64)
+    H = M + M.transpose(1, 2)
+    exact = torch.linalg.eigvalsh(H)
+    v0 = torch.randn(2, 40, generator=g, dtype=torch.float64)
+    hvp = lambda v: torch.einsum("spq,sq->sp", H, v)          # noqa: E731
+    assert torch.allclose(lanczos(hvp, v0, 40), exact, atol=1e-9)
+    few = lanczos(hvp, v0, 25)
+    assert torch.allclose(few[:, 0], exact[:, 0], rtol=0.05)
+    assert torch.allclose(few[:, -1], exact[:, -1], rtol=0.05)
