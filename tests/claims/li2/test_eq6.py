@@ -1,6 +1,7 @@
 """li2.eq6 (its verdict and control: tests/quality/verdicts.py): the exact routes agree to roundoff
 over drawn problems and reject planted errors; the measured node step is the trainer's own
 gradient; the training route's sweep point gives the in-process figures."""
+import dataclasses
 import math
 
 import pytest
@@ -127,3 +128,30 @@ def test_a_net_that_fitted_nothing_is_inconclusive():
     r = run_claim(get("li2.eq6"), overrides={"lr": 10.0}, control=False)
     assert r.verdict.value == "inconclusive"
     assert "the network trained beyond chance" in r.reason
+
+
+PROXY = "the third party's independence proxy"
+
+
+@pytest.mark.parametrize("digit", [0.07, 0.09, 0.16])
+def test_the_independence_proxy_item_tells_their_digit(quick, digit):
+    """Their "about 0.08" passes at quick (M=29: 0.08 sqrt(70/28) = 0.126 against a median over
+    seeds of 0.118-0.134) and a planted neighbouring digit (0.07, 0.09), or twice the level of
+    independent directions (0.16), is rejected: the tolerance (half a unit of their digit plus
+    our seeds' IQR) resolves one digit."""
+    [item] = [e for e in quick.evidence if e.quantity.startswith(PROXY)]
+    assert item.ok and item.stated["max_abs"] == pytest.approx(0.08 * math.sqrt(70 / 28))
+    claim = get("li2.eq6")
+    wrong = dataclasses.replace(claim, stated={
+        **claim.stated, "independence_proxy": lambda M: digit * math.sqrt(70 / (M - 1))})
+    result = run_claim(wrong, control=False)        # the training is cached: no new run
+    assert [e.quantity for e in result.evidence if e.ok is False] == [item.quantity]
+
+
+def test_the_stated_proxy_is_theirs_at_their_size():
+    from verify.claims.li2.eq6 import stated_independence_proxy
+    assert stated_independence_proxy(71) == 0.08
+    # the level of independent directions in the (M-1)-dim label space, 0.6745/sqrt(M-1)
+    for M in (29, 71, 127):
+        assert stated_independence_proxy(M) == pytest.approx(0.6745 / math.sqrt(M - 1),
+                                                             rel=0.01)

@@ -84,3 +84,29 @@ def test_summary_matches_the_raw_history(seed):
     torch.testing.assert_close(s.stats["max off/diag of P FF^T"], fft.max(0).values)
     _, acc = trainer.history.series("test_acc")
     assert torch.equal(s.stats["outcome"] == 1.0, (acc >= 0.99).any(0))
+
+
+READING_B = "B (big update read as the cosine distance)"
+
+
+def test_reading_b_reads_the_stages_off_the_update_cosines(quick):
+    """Reading B (a big update: the layer whose update direction turns most): at quick W's
+    consecutive updates turn more than V's from the first diagnostic epoch, so the order
+    'first V, then W' fails there; the printed reading (relative sizes) holds."""
+    [b] = [r for r in quick.readings if r.name == READING_B]
+    [item] = [e for e in b.evidence if "reading B" in e.quantity]
+    assert item.ok is False
+    assert all(x < 0 for x in item.parameters["log(d_V/d_W) at the first diagnostic epoch"])
+    assert not any("reading B" in e.quantity for e in quick.evidence)
+
+
+@pytest.mark.parametrize("wrong", [(-1.0, 1.0), (1.0, 1.0)])
+def test_reading_b_rejects_a_planted_order(wrong):
+    """Planted orders (W first, then V; V throughout) are rejected under reading B too: the
+    item compares the cosine signs, not the sizes."""
+    claim = get("li2.fig3")
+    variant = dataclasses.replace(claim, stated={**claim.stated, "stage_order": lambda: wrong},
+                                  readings=())
+    result = run_claim(variant, overrides={"stage_measure": "cosine distance"}, control=False)
+    failed = [e.quantity for e in result.evidence if e.ok is False]
+    assert failed == [e.quantity for e in result.evidence if "reading B" in e.quantity]
