@@ -69,6 +69,8 @@ class Reference:
         return {"verdict": self.verdict, "fidelity": self.fidelity, "made": self.made,
                 "revision": self.revision, "stale": self.stale, "diagnosis": self.diagnosis,
                 "cpu_seconds": self.provenance.get("cpu_seconds"),
+                "stored_seconds": (self.provenance.get("sweep_points") or {}).get(
+                    "reused_seconds"),
                 "sizes": self.provenance.get("sizes_text")}
 
 

@@ -196,6 +196,9 @@ def test_the_size_table_says_which_size_decided_each_training_verdict():
     assert "| `a.fig` | inconclusive (quick) | no run yet |  |  | toy size only |" in table
     assert "stale) |" in table and "before the claim code last changed" in table
     assert "a.lemma" not in table   # neither training nor referenced
+    resumed = record_of(claim("a.eq", "pass", tags=["training"],
+                              reference={**ref, "cpu_seconds": 2.0, "stored_seconds": 478.0}))
+    assert "| 2 + 478 s of stored runs |" in render_findings_markdown(resumed)
     html = render_findings_html(record)
     assert "<h2>Which size decided each verdict</h2>" in html and "<td>toy size only</td>" in html
 

@@ -230,12 +230,14 @@ def size_rows(claims: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
             continue
         row = {"id": c["id"], "toy": f"{c['verdict']} ({c.get('fidelity', '')})"}
         if isinstance(ref, Mapping):
-            cpu = ref.get("cpu_seconds")
+            cpu, stored = ref.get("cpu_seconds"), ref.get("stored_seconds")
             row |= {"paper": f"{ref['verdict']} ({ref['made']}, rev "
                              f"{(ref.get('revision') or 'none')[:7]}"
                              f"{', stale' if ref.get('stale') else ''})",
                     "sizes": str(ref.get("sizes") or ""),
-                    "cpu": "" if cpu is None else f"{float(cpu):.0f}",
+                    # a run resumed from stored training points: their seconds too
+                    "cpu": ("" if cpu is None else f"{float(cpu):.0f}")
+                           + (f" + {float(stored):.0f} s of stored runs" if stored else ""),
                     "decided": ("paper size, by a reference made before the claim code last "
                                 "changed" if ref.get("stale") else
                                 "paper size (toy size disagrees)" if contradicts(c) else
