@@ -169,8 +169,10 @@ def _from_reference(claim_id: str, fidelity: str, device_type: str) -> Estimate 
     if ref is None or ref.fidelity != fidelity or ref.provenance.get("device") != device_type:
         return None
     p = ref.provenance
+    load = p.get("load") or {}
+    # made by --from: the load given; made by `reference ID`: the load when it started
     assumes, contention = _state((p.get("machine") or {}).get("cores"),
-                                 (p.get("load") or {}).get("1min"))
+                                 load.get("1min", (load.get("before") or {}).get("1min")))
     # a run resumed from stored training points costs, from scratch, those points' seconds too
     stored = float((p.get("sweep_points") or {}).get("reused_seconds", 0.0))
     return Estimate(claim_id, float(p["wall_seconds"]) + stored, f"reference result: measured"
