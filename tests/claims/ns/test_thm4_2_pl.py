@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from numerics.ns.entrywise_regression import EntrywiseRegression
 from numerics.random import make_generator
 from theory.ns.mirror_convergence import MU, derive_rates
 from theory.ns.polyak_lojasiewicz import N_SAMPLES, S1, derive_pl_rate
@@ -60,7 +61,7 @@ def test_least_squares_gradient_and_pl_inequality(seed, N, extra):
     d = N + extra
     A = torch.randn(1, N, d, generator=gen, dtype=torch.float64)
     y = A[0] @ torch.randn(d, generator=gen, dtype=torch.float64)
-    problem = pl.LeastSquares(A, y[None])
+    problem = EntrywiseRegression(A, y[None])
     x = torch.randn(1, d, generator=gen, dtype=torch.float64).requires_grad_()
     (grad,) = torch.autograd.grad(problem.loss(x).sum(), x)
     g = problem.grad(x.detach())

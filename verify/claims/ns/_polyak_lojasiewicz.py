@@ -24,6 +24,7 @@ import sympy as sp
 import torch
 
 from numerics.integrators import integrate
+from numerics.ns.entrywise_regression import EntrywiseRegression
 from numerics.ns.steepest_flows import ProductFlow, depth_mask
 from numerics.slopes import least_squares_slope
 from theory.ns.mirror_convergence import ALPHA, MU, B
@@ -54,30 +55,13 @@ CONTAMINATION = 1e-4
 
 
 @dataclass(frozen=True)
-class LeastSquares:
-    r"""Per entry ``A`` ``(B, N, d)`` and ``y`` ``(B, N)``: :math:`f = \|Ax - y\|^2/(2N)`."""
-
-    A: torch.Tensor
-    y: torch.Tensor
-
-    def residual(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.einsum("bnd,...bd->...bn", self.A, x) - self.y
-
-    def loss(self, x: torch.Tensor) -> torch.Tensor:
-        return 0.5 * (self.residual(x) ** 2).mean(-1)
-
-    def grad(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.einsum("...bn,bnd->...bd", self.residual(x), self.A) / self.A.shape[1]
-
-
-@dataclass(frozen=True)
 class PLRuns:
     """Labels per entry (seed, family, mu), the problem, per level f records (R, B), the
     record times, the PL constant alpha and the exact constant-metric modes (s^2 / N and the
     residual's squared components at x_0) per entry."""
 
     labels: list[dict]
-    problem: LeastSquares
+    problem: EntrywiseRegression
     f: list[torch.Tensor]
     times: torch.Tensor
     alpha: torch.Tensor
@@ -98,7 +82,7 @@ def _simulate(run: Run, mu_of) -> PLRuns:
     labels = [{"seed": s, **e} for s in range(S) for e in entries]
     seed_of = torch.tensor([lab["seed"] for lab in labels])
     like = {"dtype": run.dtype, "device": run.device}
-    problem = LeastSquares(A[seed_of].to(**like), torch.einsum("bnd,bd->bn", A, target)[
+    problem = EntrywiseRegression(A[seed_of].to(**like), torch.einsum("bnd,bd->bn", A, target)[
         seed_of].to(**like))
     L_max = max(lab["L"] for lab in labels)
     mask = depth_mask(torch.tensor([lab["L"] for lab in labels], device=run.device), L_max,

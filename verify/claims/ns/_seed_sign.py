@@ -7,25 +7,22 @@ the other side; an interval that contains 0 leaves the sign unresolved.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from verify import LEVEL, Evidence, Route, Tolerance, to_json_value
+from verify import LEVEL, Evidence, Route, Tolerance, design, to_json_value
 
 SIGN = Tolerance(0.0, "a sign: the whole 95% interval over seeds must lie on the stated side "
                       "of 0 (one that contains 0 is undecided)")
 
 
 def seed_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``values`` (one per seed) and its Student-t interval at :data:`verify.LEVEL`."""
-    mean = float(values.mean())
-    half = float(stats.t.ppf(0.5 + LEVEL / 2, df=values.size - 1) * values.std(ddof=1)
-                 / math.sqrt(values.size))
-    return mean, mean - half, mean + half
+    """Mean of ``values`` (one per seed) and its Student-t interval at :data:`verify.LEVEL`
+    (:func:`verify.design.t_interval`)."""
+    lo, hi = design.t_interval(values.tolist(), LEVEL)
+    return float(values.mean()), lo, hi
 
 
 def sign_gap(sign: float, lo: float, hi: float) -> float | None:
